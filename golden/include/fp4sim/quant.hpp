@@ -1,0 +1,99 @@
+// Block quantizers: NVFP4, MX (FP4/FP6/FP8), HiF4 — SPEC §2.
+//
+// A tensor is viewed as [rows, cols] with cols = the last axis (blocks run along it) and
+// rows = the product of the other axes. Codes are one element code per value (unpacked);
+// see layout.hpp for nibble packing and the tensor-core scale atom.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "fp4sim/format.hpp"
+
+namespace fp4sim {
+
+enum class BlockFormat : uint8_t { Nvfp4, Mxfp4, Mxfp6E2M3, Mxfp6E3M2, Mxfp8E4M3, Mxfp8E5M2, Hif4 };
+
+// One row per block format: the data every layer (golden, rtl, models, gpu) agrees on.
+struct BlockFormatInfo {
+  BlockFormat id;
+  std::string_view name;     // CLI / manifest name: "nvfp4", "mxfp4", ..., "hif4"
+  const ElemFormat* elem;
+  const ElemFormat* scale;   // block scale type (HiF4: the E6M2 byte of the 32-bit scale word)
+  int block;                 // elements per block scale
+  int emax_elem;             // floor(log2(max element)), the OCP MX "emax_elem"
+  bool scale_word32;         // HiF4: one uint32 scale word per block
+};
+
+const BlockFormatInfo& info(BlockFormat f);
+std::span<const BlockFormatInfo> all_block_formats();
+// Parses a CLI name; returns false if unknown.
+bool parse_block_format(std::string_view name, BlockFormat& out);
+
+enum class ScaleRule : uint8_t { Floor, Ceil };
+std::string_view scale_rule_name(ScaleRule r);
+bool parse_scale_rule(std::string_view s, ScaleRule& out);
+
+struct QuantOptions {
+  Rounding rounding = Rounding::Rne;
+  uint64_t seed = 0;          // Sr: Philox key (SPEC §3)
+  uint32_t stream = 0;        // Sr: Philox stream (counter word 2)
+  ScaleRule scale_rule = ScaleRule::Floor;  // MX only
+  bool pts = true;            // NVFP4 per-tensor scale
+  bool two_d = false;         // NVFP4 16x16 tile scaling (one amax per tile)
+  int rht = 0;                // random Hadamard size applied along the last axis first; 0 = off
+  bool rht_bf16 = false;      // round the RHT output to BF16 (as TE does)
+  uint64_t rht_seed = 0;      // sign seed for RHT sizes other than 16 (or when rht_seeded)
+  bool rht_seeded = false;    // use seeded signs even for N = 16
+};
+
+struct Quantized {
+  BlockFormat format = BlockFormat::Nvfp4;
+  size_t rows = 0, cols = 0;
+  std::vector<uint8_t> codes;         // rows * cols element codes
+  std::vector<uint8_t> scales;        // rows * cols/block scale codes (8-bit scale formats)
+  std::vector<uint32_t> scale_words;  // rows * cols/64 HiF4 scale words
+  float global_scale = 1.0f;          // NVFP4 S_dec (1 when PTS is off)
+  float amax = 0.0f;                  // NVFP4 tensor amax (after RHT) that produced S_enc
+  size_t num_blocks() const { return rows * (cols / static_cast<size_t>(info(format).block)); }
+};
+
+// Quantizes x ([rows, cols], row-major). Throws std::invalid_argument when cols is not a multiple
+// of the block (or of the RHT size) or x.size() != rows * cols.
+Quantized quantize(BlockFormat f, std::span<const float> x, size_t rows, size_t cols,
+                   const QuantOptions& opt = {});
+// Same, reusing out's buffers (no reallocation when the shape repeats) for hot loops.
+void quantize(BlockFormat f, std::span<const float> x, size_t rows, size_t cols, const QuantOptions& opt,
+              Quantized& out);
+
+// Values the codes stand for, float32, [rows, cols]. A NaN scale gives NaN for its block.
+std::vector<float> dequantize(const Quantized& q);
+
+// Decoded scale of one block as the MMA sees it (HiF4: the E6M2 level-1 scale only).
+double block_scale_value(const Quantized& q, size_t block_index);
+
+// The per-format kernels, exposed for the tests and the benchmark.
+void quantize_mx(BlockFormat f, const float* x, size_t n_blocks, const QuantOptions& opt,
+                 uint8_t* codes, uint8_t* scales, uint64_t first_index);
+void quantize_hif4(const float* x, size_t n_blocks, const QuantOptions& opt, uint8_t* codes,
+                   uint32_t* words, uint64_t first_index);
+
+// NVFP4 pieces (SPEC §2.2), all FP32 round-to-nearest as TransformerEngine computes them.
+struct Nvfp4TensorScale {
+  float s_enc = 1.0f;
+  float s_dec = 1.0f;
+};
+Nvfp4TensorScale nvfp4_tensor_scale(float amax_tensor, bool pts);
+uint8_t nvfp4_block_scale_code(float block_amax, const Nvfp4TensorScale& ts);
+float nvfp4_block_inverse(uint8_t scale_code, const Nvfp4TensorScale& ts);
+
+// HiF4 scale word helpers (SPEC §2.3).
+inline uint8_t hif4_e6m2(uint32_t w) { return static_cast<uint8_t>(w & 0xFF); }
+inline int hif4_level(uint32_t w, int q) {  // 0..2 extra binary exponent for element q of 64
+  return static_cast<int>((w >> (8 + q / 8)) & 1u) + static_cast<int>((w >> (16 + q / 4)) & 1u);
+}
+
+}  // namespace fp4sim

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Setup, configure, build and run every test: the command CI runs (.ci/run).
+#   build/        Release, warnings as errors, everything the machine supports
+#   build-asan/   the golden library and its tests under AddressSanitizer + UndefinedBehaviorSanitizer
+set -euo pipefail
+cd "$(dirname "$0")/.."
+JOBS=${JOBS:-$(nproc)}
+GEN=()
+command -v ninja >/dev/null 2>&1 && GEN=(-G Ninja)
+
+bash scripts/setup.sh
+
+start=$(date +%s)
+cmake -S . -B build "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release
+cmake --build build -j "$JOBS"
+ctest --test-dir build --output-on-failure -j "$JOBS"
+
+cmake -S . -B build-asan "${GEN[@]}" -DCMAKE_BUILD_TYPE=Debug -DFP4SIM_SANITIZE=ON -DFP4SIM_GOLDEN_ONLY=ON \
+  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g"
+cmake --build build-asan -j "$JOBS"
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --test-dir build-asan --output-on-failure -j "$JOBS"
+echo "test.sh: all tests passed in $(( $(date +%s) - start )) s (after setup)"
