@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cfloat>
 #include <cmath>
 #include <stdexcept>
@@ -26,32 +27,76 @@ constexpr BlockFormatInfo kBlockFormats[] = {
 
 constexpr uint8_t kUE8M0Bias = 127;
 constexpr uint8_t kScaleNaN = 0xFF;
+constexpr uint32_t kExpMask = 0x7F800000u;
 
-// E2M1 magnitude code of a non-negative float under RNE, saturating at 6. The seven thresholds
-// are the midpoints between adjacent E2M1 values; `>` at a tie whose lower neighbour has the even
-// mantissa, `>=` where the upper one does. Branch-free so the compiler vectorizes block loops.
-inline uint8_t e2m1_rne_mag(float a) {
-  return static_cast<uint8_t>((a > 0.25f) + (a >= 0.75f) + (a > 1.25f) + (a >= 1.75f) +
-                              (a > 2.5f) + (a >= 3.5f) + (a > 5.0f));
+// Hot loops are compiled twice (AVX2 and baseline x86-64) and picked at load time. Bits do not
+// depend on the clone: the build disables FMA contraction and both use IEEE single/double ops.
+#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+#define FP4SIM_HOT __attribute__((target_clones("avx2", "default")))
+#else
+#define FP4SIM_HOT
+#endif
+#define FP4SIM_INLINE [[gnu::always_inline]] inline
+
+inline uint32_t f2u(float f) { return std::bit_cast<uint32_t>(f); }
+inline float u2f(uint32_t u) { return std::bit_cast<float>(u); }
+
+// Sign bit of a code from the input's FP32 bits: set iff x < 0 (not for -0.0 or NaN), SPEC §1.
+FP4SIM_INLINE uint32_t neg_bit(uint32_t xb) {
+  const uint32_t ax = xb & 0x7FFFFFFFu;
+  return (xb >> 31) & static_cast<uint32_t>(ax != 0) & static_cast<uint32_t>(ax <= kExpMask);
 }
 
-inline bool all_finite(const float* x, size_t n) {
-  bool ok = true;
-  for (size_t i = 0; i < n; ++i) ok &= std::isfinite(x[i]);
-  return ok;
+// E2M1 magnitude code under RNE with PTX satfinite, from |v|'s FP32 bits (finite magnitudes order
+// like their bit patterns). The seven thresholds are the midpoints between adjacent E2M1 values:
+// `>` at a tie whose lower neighbour has the even mantissa, `>=` where the upper one does. Inf and
+// NaN patterns exceed every threshold, giving 7 (= 6), which is satfinite's answer for both.
+// Integer compares keep the loop branch-free, so the compiler vectorizes it.
+FP4SIM_INLINE uint32_t e2m1_rne_mag(uint32_t ab) {
+  constexpr auto b = [](float f) { return std::bit_cast<uint32_t>(f); };
+  return static_cast<uint32_t>(ab > b(0.25f)) + (ab >= b(0.75f)) + (ab > b(1.25f)) + (ab >= b(1.75f)) +
+         (ab > b(2.5f)) + (ab >= b(3.5f)) + (ab > b(5.0f));
 }
 
-// max |x| with fmaxf semantics (a NaN operand is ignored), as TE's amax kernels compute it.
-inline float abs_max(const float* x, size_t n) {
-  float m = 0.0f;
-  for (size_t i = 0; i < n; ++i) m = std::fmax(m, std::fabs(x[i]));
+// Codes of x[i] * inv under RNE with satfinite; the sign comes from x so that a product
+// underflowing to -0.0 keeps the input's sign.
+FP4SIM_INLINE void e2m1_rne_scaled(const float* __restrict x, size_t n, float inv, uint8_t* __restrict out) {
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t ab = f2u(x[i] * inv) & 0x7FFFFFFFu;
+    out[i] = static_cast<uint8_t>(e2m1_rne_mag(ab) | (neg_bit(f2u(x[i])) << 3));
+  }
+}
+
+// Largest |x| as FP32 bits in one pass. Finite magnitudes order like their bit patterns and
+// Inf/NaN patterns are larger, so the result is >= kExpMask iff the block has a non-finite value.
+FP4SIM_INLINE uint32_t abs_max_bits(const float* __restrict x, size_t n) {
+  uint32_t m = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t a = f2u(x[i]) & 0x7FFFFFFFu;
+    m = a > m ? a : m;
+  }
   return m;
 }
 
-// Rounds v > 0 to `bits` significant bits, ties to even (no exponent limits).
-inline double round_significant(double v, int bits) {
-  const int e = std::ilogb(v);
-  return std::ldexp(round_to_integer(std::ldexp(v, bits - 1 - e), Rounding::Rne), e - (bits - 1));
+// max |x| with fmaxf semantics (a NaN operand is ignored, Inf kept), as TE's amax kernels do.
+FP4SIM_INLINE float abs_max_ignore_nan(const float* __restrict x, size_t n) {
+  uint32_t m = 0;
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t a = f2u(x[i]) & 0x7FFFFFFFu;
+    a &= 0u - static_cast<uint32_t>(a <= kExpMask);  // NaN -> 0
+    m = std::max(m, a);
+  }
+  return u2f(m);
+}
+
+// UE4M3 code of a non-negative float (or +Inf) under RNE, saturating at 448: equal to
+// encode(kUE4M3, f, Rne, true) (checked exhaustively over FP32 patterns in test_quant_fast).
+FP4SIM_INLINE uint8_t ue4m3_rne_sat(float f) {
+  if (!(f <= 448.0f)) return f != f ? uint8_t{0x7F} : uint8_t{0x7E};
+  if (f < 0x1p-6f) return static_cast<uint8_t>(std::nearbyint(f * 512.0f));  // subnormals, exact scaling
+  uint32_t u = f2u(f);
+  u += 0x7FFFFu + ((u >> 20) & 1u);  // RNE at 3 mantissa bits; a carry moves into the exponent
+  return static_cast<uint8_t>((((u >> 23) - 120u) << 3) | ((u >> 20) & 7u));
 }
 
 void check_shape(const BlockFormatInfo& fi, size_t xsize, size_t rows, size_t cols,
@@ -82,14 +127,41 @@ void check_shape(const BlockFormatInfo& fi, size_t xsize, size_t rows, size_t co
 // MX (SPEC §2.1)
 
 // Shared exponent of a block with finite amax > 0 under the chosen rule, clamped to UE8M0 range.
-int mx_shared_exp(const BlockFormatInfo& fi, float amax, ScaleRule rule) {
-  int e = std::ilogb(static_cast<double>(amax)) - fi.emax_elem;  // floor(log2(amax)) exactly
+FP4SIM_INLINE int mx_shared_exp(const BlockFormatInfo& fi, float amax, ScaleRule rule) {
+  const uint32_t u = f2u(amax);
+  // floor(log2(amax)) from the bits (ilogb for FP32 subnormals): no log2() misrounding.
+  int e = (u >= 0x00800000u ? static_cast<int>(u >> 23) - 127 : std::ilogb(amax)) - fi.emax_elem;
   if (rule == ScaleRule::Ceil) {
-    // smallest e with max_elem * 2^e >= amax; max_elem < 2^(emax_elem+1) so e or e+1.
+    // smallest e with max_elem * 2^e >= amax; max_elem < 2^(emax_elem+1), so it is e or e+1.
     const double max_elem = decode(*fi.elem, fi.elem->max_code());
     if (std::ldexp(max_elem, e) < static_cast<double>(amax)) ++e;
   }
   return std::clamp(e, -127, 127);
+}
+
+// 2^-e as a float for a UE8M0 exponent e in [-127, 127] (2^-127 is an FP32 subnormal).
+FP4SIM_INLINE float pow2_neg(int e) {
+  return e == 127 ? u2f(0x00400000u) : u2f(static_cast<uint32_t>(127 - e) << 23);
+}
+
+// MXFP4 with RNE elements, the common case, as one loop the compiler can keep in vector registers.
+FP4SIM_HOT void mxfp4_rne_blocks(const BlockFormatInfo& fi, const float* __restrict x, size_t n_blocks,
+                                 ScaleRule rule, uint8_t* __restrict codes, uint8_t* __restrict scales) {
+  constexpr size_t B = 32;
+  for (size_t b = 0; b < n_blocks; ++b) {
+    const float* xb = x + b * B;
+    uint8_t* cb = codes + b * B;
+    const uint32_t amax_bits = abs_max_bits(xb, B);
+    if (amax_bits >= kExpMask || amax_bits == 0) {  // non-finite -> NaN scale; zero -> code 0
+      scales[b] = amax_bits == 0 ? uint8_t{0} : kScaleNaN;
+      std::fill(cb, cb + B, uint8_t{0});
+      continue;
+    }
+    const int e = mx_shared_exp(fi, u2f(amax_bits), rule);
+    scales[b] = static_cast<uint8_t>(e + kUE8M0Bias);
+    // x * 2^-e in float is exact unless it drops below 2^-126, where it rounds to 0 anyway.
+    e2m1_rne_scaled(xb, B, pow2_neg(e), cb);
+  }
 }
 
 }  // namespace
@@ -123,35 +195,30 @@ void quantize_mx(BlockFormat f, const float* x, size_t n_blocks, const QuantOpti
   const size_t B = static_cast<size_t>(fi.block);
   const bool sr = opt.rounding == Rounding::Sr;
   const bool fast_fp4 = fi.elem == &kE2M1 && opt.rounding == Rounding::Rne;
+  if (fast_fp4) {
+    mxfp4_rne_blocks(fi, x, n_blocks, opt.scale_rule, codes, scales);
+    return;
+  }
   std::array<uint8_t, 64> rbytes{};
   for (size_t b = 0; b < n_blocks; ++b) {
     const float* xb = x + b * B;
     uint8_t* cb = codes + b * B;
-    if (!all_finite(xb, B)) {  // SPEC: the whole block dequantizes to NaN
+    const uint32_t amax_bits = abs_max_bits(xb, B);
+    if (amax_bits >= kExpMask) {  // Inf or NaN: SPEC, the whole block dequantizes to NaN
       scales[b] = kScaleNaN;
       std::fill(cb, cb + B, uint8_t{0});
       continue;
     }
-    const float amax = abs_max(xb, B);
-    if (amax == 0.0f) {  // microxcaling: log2(FLT_MIN) - emax clamps to -127 -> code 0
+    if (amax_bits == 0) {  // microxcaling: log2(FLT_MIN) - emax clamps to -127 -> code 0
       scales[b] = 0;
       std::fill(cb, cb + B, uint8_t{0});
       continue;
     }
-    const int e = mx_shared_exp(fi, amax, opt.scale_rule);
+    const int e = mx_shared_exp(fi, u2f(amax_bits), opt.scale_rule);
     scales[b] = static_cast<uint8_t>(e + kUE8M0Bias);
-    if (fast_fp4) {
-      // x * 2^-e in float is exact unless it drops below 2^-126, where it rounds to 0 anyway.
-      const float inv = std::ldexp(1.0f, -e);
-      for (size_t i = 0; i < B; ++i) {
-        const float v = xb[i] * inv;
-        cb[i] = static_cast<uint8_t>(e2m1_rne_mag(std::fabs(v)) | (v < 0.0f ? 0x8 : 0x0));
-      }
-      continue;
-    }
     if (sr) sr_bytes(opt.seed, opt.stream, first_index + b * B, B, rbytes.data());
     for (size_t i = 0; i < B; ++i) {
-      const double v = std::ldexp(static_cast<double>(xb[i]), -e);
+      const double v = std::ldexp(static_cast<double>(xb[i]), -e);  // exact in double
       cb[i] = static_cast<uint8_t>(encode(*fi.elem, v, opt.rounding, /*saturate=*/true, rbytes[i]));
     }
   }
@@ -171,15 +238,32 @@ Nvfp4TensorScale nvfp4_tensor_scale(float amax_tensor, bool pts) {
   return ts;
 }
 
-uint8_t nvfp4_block_scale_code(float block_amax, const Nvfp4TensorScale& ts) {
+namespace {
+
+FP4SIM_INLINE uint8_t nvfp4_scale_code(float block_amax, const Nvfp4TensorScale& ts) {
   const float m = ts.s_enc * (1.0f / 6.0f);
-  const float sdec_b = block_amax * m;
-  return static_cast<uint8_t>(encode(kUE4M3, sdec_b, Rounding::Rne, /*saturate=*/true));
+  return ue4m3_rne_sat(block_amax * m);
+}
+
+// Value of a UE4M3 code produced by ue4m3_rne_sat (0x00..0x7E), from its fields.
+FP4SIM_INLINE float ue4m3_value(uint8_t c) {
+  const uint32_t e = c >> 3, m = c & 7u;
+  return e == 0 ? static_cast<float>(m) * 0x1p-9f : u2f(((e + 120u) << 23) | (m << 20));
+}
+
+FP4SIM_INLINE float nvfp4_inverse(uint8_t scale_code, const Nvfp4TensorScale& ts) {
+  const float s = ue4m3_value(scale_code) * ts.s_dec;
+  return std::min(1.0f / s, FLT_MAX);  // 1/0 = +Inf -> FLT_MAX
+}
+
+}  // namespace
+
+uint8_t nvfp4_block_scale_code(float block_amax, const Nvfp4TensorScale& ts) {
+  return nvfp4_scale_code(block_amax, ts);
 }
 
 float nvfp4_block_inverse(uint8_t scale_code, const Nvfp4TensorScale& ts) {
-  const float s = static_cast<float>(decode(kUE4M3, scale_code)) * ts.s_dec;
-  return std::min(1.0f / s, FLT_MAX);  // 1/0 = +Inf -> FLT_MAX; a NaN scale stays NaN
+  return nvfp4_inverse(scale_code & 0x7F, ts);  // the sign bit of a UE4M3 scale is ignored
 }
 
 namespace {
@@ -187,12 +271,7 @@ namespace {
 void nvfp4_quantize_block(const float* xb, size_t n, float inv, const QuantOptions& opt, uint64_t first_index,
                           uint8_t* cb) {
   if (opt.rounding == Rounding::Rne) {
-    for (size_t i = 0; i < n; ++i) {
-      const float v = xb[i] * inv;
-      // satfinite: NaN -> +6; +-Inf saturate (the comparisons already give 7 for Inf).
-      const uint8_t mag = std::isnan(v) ? uint8_t{7} : e2m1_rne_mag(std::fabs(v));
-      cb[i] = static_cast<uint8_t>(mag | (xb[i] < 0.0f ? 0x8 : 0x0));
-    }
+    e2m1_rne_scaled(xb, n, inv, cb);
     return;
   }
   std::array<uint8_t, 16> rb{};
@@ -206,16 +285,30 @@ void nvfp4_quantize_block(const float* xb, size_t n, float inv, const QuantOptio
   }
 }
 
+// The common NVFP4 case (1x16 blocks, RNE) as one loop over blocks.
+FP4SIM_HOT void nvfp4_rne_1x16(const float* __restrict x, size_t n_blocks, Nvfp4TensorScale ts,
+                               uint8_t* __restrict codes, uint8_t* __restrict scales) {
+  for (size_t b = 0; b < n_blocks; ++b) {
+    const uint8_t code = nvfp4_scale_code(abs_max_ignore_nan(x + b * 16, 16), ts);
+    scales[b] = code;
+    e2m1_rne_scaled(x + b * 16, 16, nvfp4_inverse(code, ts), codes + b * 16);
+  }
+}
+
 void quantize_nvfp4(const float* x, size_t rows, size_t cols, const QuantOptions& opt, Quantized& q) {
   const size_t sc = cols / 16;
-  q.amax = abs_max(x, rows * cols);
+  q.amax = abs_max_ignore_nan(x, rows * cols);
   const Nvfp4TensorScale ts = nvfp4_tensor_scale(q.amax, opt.pts);
   q.global_scale = ts.s_dec;
+  if (!opt.two_d && opt.rounding == Rounding::Rne) {
+    nvfp4_rne_1x16(x, rows * cols / 16, ts, q.codes.data(), q.scales.data());
+    return;
+  }
   if (!opt.two_d) {
     for (size_t r = 0; r < rows; ++r) {
       for (size_t j = 0; j < sc; ++j) {
         const size_t off = r * cols + j * 16;
-        const uint8_t code = nvfp4_block_scale_code(abs_max(x + off, 16), ts);
+        const uint8_t code = nvfp4_block_scale_code(abs_max_ignore_nan(x + off, 16), ts);
         q.scales[r * sc + j] = code;
         nvfp4_quantize_block(x + off, 16, nvfp4_block_inverse(code, ts), opt, off, q.codes.data() + off);
       }
@@ -228,7 +321,7 @@ void quantize_nvfp4(const float* x, size_t rows, size_t cols, const QuantOptions
     const size_t r1 = std::min(rows, r0 + 16);
     for (size_t j = 0; j < sc; ++j) {
       float amax = 0.0f;
-      for (size_t r = r0; r < r1; ++r) amax = std::fmax(amax, abs_max(x + r * cols + j * 16, 16));
+      for (size_t r = r0; r < r1; ++r) amax = std::max(amax, abs_max_ignore_nan(x + r * cols + j * 16, 16));
       const uint8_t code = nvfp4_block_scale_code(amax, ts);
       const float inv = nvfp4_block_inverse(code, ts);
       for (size_t r = r0; r < r1; ++r) {
@@ -245,62 +338,91 @@ void quantize_nvfp4(const float* x, size_t rows, size_t cols, const QuantOptions
 
 constexpr double kBf16OneSeventh = 0.142578125;  // BF16(1/7) = 73/512
 
-// REC = BF16(1 / E6M2) depends only on the 2-bit fraction and the exponent. 1/(1+m/4) is a
-// repeating binary fraction for m != 0, so rounding its double to 8 bits is a single rounding.
-inline double hif4_rec(uint8_t e6m2) {
-  const double v = decode(kE6M2, e6m2);
-  return round_significant(1.0 / v, 8);
+// RNE of a positive normal double to `bits` significant bits, on the bit pattern.
+FP4SIM_INLINE double round_sig_bits(double v, int bits) {
+  const int drop = 52 - (bits - 1);
+  uint64_t u = std::bit_cast<uint64_t>(v);
+  u += ((uint64_t{1} << (drop - 1)) - 1) + ((u >> drop) & 1u);
+  return std::bit_cast<double>(u & ~((uint64_t{1} << drop) - 1));
+}
+
+// REC = BF16(1 / E6M2) for every E6M2 code. 1/(1 + m/4) is a repeating binary fraction for
+// m != 0, so rounding its double to 8 bits is a single rounding of the exact quotient.
+struct Hif4RecTable {
+  std::array<double, 256> rec{};
+  Hif4RecTable() {
+    for (uint32_t c = 0; c < 255; ++c) rec[c] = round_sig_bits(1.0 / decode(kE6M2, c), 8);
+  }
+};
+
+// E6M2 code of Vmax (finite, > 0): SF = BF16(Vmax * 73/512) — the product is exact in double —
+// clamped to [2^-48, 49152] and rounded to 3 significant bits, ties to even.
+FP4SIM_INLINE uint8_t hif4_e6m2_code(float vmax) {
+  double sf = round_sig_bits(static_cast<double>(vmax) * kBf16OneSeventh, 8);
+  sf = std::clamp(sf, 0x1p-48, 49152.0);
+  const uint64_t u = std::bit_cast<uint64_t>(round_sig_bits(sf, 3));
+  const int e = static_cast<int>(u >> 52) - 1023;  // rounding may carry into the next binade
+  return static_cast<uint8_t>(((e + 48) << 2) | static_cast<int>((u >> 50) & 3u));
+}
+
+// Element codes of one block given per-element multipliers k[i] = REC * 2^(2 - level):
+// c = floor(|x| * k + add[i]) capped at 7, add = 0.5 (half-up) or r/256 (SR). |x| * k has at most
+// 32 significant bits, so it is exact in double, and so is the floor of the sum: when the sum is
+// below 1 no rounding can reach 1, and otherwise the sum's ulp divides the spacing of the grid.
+FP4SIM_INLINE void hif4_codes(const float* __restrict x, const double* __restrict k, const double* __restrict add,
+                           uint8_t* __restrict out) {
+  for (int i = 0; i < 64; ++i) {
+    const double t = std::fabs(static_cast<double>(x[i])) * k[i];
+    const double f = std::floor(t + add[i]);
+    const auto c = static_cast<int32_t>(f < 7.0 ? f : 7.0);
+    out[i] = static_cast<uint8_t>(static_cast<uint32_t>(c) | (neg_bit(f2u(x[i])) << 3));
+  }
 }
 
 }  // namespace
 
-void quantize_hif4(const float* x, size_t n_blocks, const QuantOptions& opt, uint8_t* codes, uint32_t* words,
+FP4SIM_HOT void quantize_hif4(const float* x, size_t n_blocks, const QuantOptions& opt, uint8_t* codes, uint32_t* words,
                    uint64_t first_index) {
+  static const Hif4RecTable recs;
+  const bool sr = opt.rounding == Rounding::Sr;
   std::array<uint8_t, 64> rb{};
+  std::array<double, 64> add, k;
+  add.fill(0.5);
   for (size_t b = 0; b < n_blocks; ++b) {
     const float* xb = x + b * 64;
     uint8_t* cb = codes + b * 64;
-    if (!all_finite(xb, 64)) {  // fp4sim choice (reference undefined): NaN scale, zero codes
+    std::array<uint32_t, 16> v16;  // FP32 bits of max |x| over each group of 4
+    uint32_t vmax_bits = 0;
+    for (int j = 0; j < 16; ++j) {
+      v16[j] = abs_max_bits(xb + 4 * j, 4);
+      vmax_bits = std::max(vmax_bits, v16[j]);
+    }
+    if (vmax_bits >= kExpMask) {  // fp4sim choice (reference undefined): NaN scale, zero codes
       words[b] = kScaleNaN;
       std::fill(cb, cb + 64, uint8_t{0});
       continue;
     }
-    std::array<float, 16> v16;
-    std::array<float, 8> v8;
-    float vmax = 0.0f;
-    for (int j = 0; j < 16; ++j) v16[j] = abs_max(xb + 4 * j, 4);
-    for (int k = 0; k < 8; ++k) {
-      v8[k] = std::max(v16[2 * k], v16[2 * k + 1]);
-      vmax = std::max(vmax, v8[k]);
-    }
-    uint8_t e6m2 = 0;
-    if (vmax > 0.0f) {
-      // Vmax * 73/512 is exact in double (24 + 7 bits); one rounding to BF16, then the clamp and
-      // the rounding to E6M2's 3 significant bits (encode saturates at 49152, floors at 2^-48).
-      const double sf = round_significant(static_cast<double>(vmax) * kBf16OneSeventh, 8);
-      e6m2 = static_cast<uint8_t>(encode(kE6M2, sf, Rounding::Rne, /*saturate=*/true));
-    }
-    const double rec = hif4_rec(e6m2);
+    const uint8_t e6m2 = vmax_bits == 0 ? uint8_t{0} : hif4_e6m2_code(u2f(vmax_bits));
+    const double rec = recs.rec[e6m2];
     uint32_t w = e6m2;
-    std::array<int, 64> lv{};
-    for (int k = 0; k < 8; ++k) {
-      const bool l2 = static_cast<double>(v8[k]) * rec >= 4.0;  // exact product
-      w |= static_cast<uint32_t>(l2) << (8 + k);
+    for (int kk = 0; kk < 8; ++kk) {
+      const double v8 = static_cast<double>(u2f(std::max(v16[2 * kk], v16[2 * kk + 1])));
+      const int l2 = v8 * rec >= 4.0;  // exact products (24 x 8 significant bits)
+      w |= static_cast<uint32_t>(l2) << (8 + kk);
       for (int jj = 0; jj < 2; ++jj) {
-        const int j = 2 * k + jj;
-        const bool l3 = std::ldexp(static_cast<double>(v16[j]) * rec, -static_cast<int>(l2)) >= 2.0;
+        const int j = 2 * kk + jj;
+        const int l3 = std::ldexp(static_cast<double>(u2f(v16[j])) * rec, -l2) >= 2.0;
         w |= static_cast<uint32_t>(l3) << (16 + j);
-        for (int i = 0; i < 4; ++i) lv[4 * j + i] = static_cast<int>(l2) + static_cast<int>(l3);
+        const double kj = std::ldexp(rec, 2 - l2 - l3);
+        for (int i = 0; i < 4; ++i) k[4 * j + i] = kj;
       }
     }
     words[b] = w;
-    const Rounding rnd = opt.rounding == Rounding::Sr ? Rounding::Sr : Rounding::Rna;  // half-up on |c|
-    if (opt.rounding == Rounding::Sr) sr_bytes(opt.seed, opt.stream, first_index + b * 64, 64, rb.data());
-    for (int i = 0; i < 64; ++i) {
-      const double qv = std::ldexp(std::fabs(static_cast<double>(xb[i])) * rec, 2 - lv[i]);  // exact
-      const double c = std::min(round_to_integer(qv, rnd, rb[i]), 7.0);
-      cb[i] = static_cast<uint8_t>(static_cast<uint8_t>(c) | (xb[i] < 0.0f ? 0x8 : 0x0));
+    if (sr) {
+      sr_bytes(opt.seed, opt.stream, first_index + b * 64, 64, rb.data());
+      for (int i = 0; i < 64; ++i) add[i] = rb[i] / 256.0;
     }
+    hif4_codes(xb, k.data(), add.data(), cb);
   }
 }
 

@@ -1,0 +1,127 @@
+// Bit-accurate dot-product / MMA / GEMM numerics models — SPEC §4, details in docs/numerics.md.
+//
+// Every model consumes element codes and scale codes and returns FP32 bits:
+//   Exact       exact sum of all products plus C, one round-to-nearest-even to FP32.
+//   Fp32Seq     CUTLASS host reference: dequantize each element to FP32 (element x scale, RN), then
+//               sequential FP32 FMA over k in order, starting from C.
+//   Blackwell   NVIDIA tcgen05 / mma.sync block_scale as MMA-Sim models it (grouped or fused sums,
+//               alignment to the largest exponent with 35 / 25 fractional bits, truncation to FP32).
+//   AscendHif4  fp4sim's documented HiF4 cube model: exact 64-element group sums, one FP32 RN per
+//               group (the rounding point is a parameter for what-if studies).
+// An MMA "kind" is data (one row of a table): element formats, scale format, block, instruction K,
+// group size and alignment fraction bits. Adding a kind = adding a row.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "fp4sim/format.hpp"
+
+namespace fp4sim {
+
+enum class Model : uint8_t { Exact, Fp32Seq, Blackwell, AscendHif4 };
+std::string_view model_name(Model m);  // "exact", "fp32-seq", "blackwell", "ascend-hif4"
+bool parse_model(std::string_view s, Model& out);
+
+enum class MmaKindId : uint8_t { Mxf4, Mxf4Nvf4, Mxf8f6f4, Hif4 };
+
+// One row per MMA kind.
+struct MmaKind {
+  MmaKindId id;
+  std::string_view name;  // "mxf4", "mxf4nvf4", "mxf8f6f4", "hif4"
+  int k;                  // instruction K (products per output element per instruction)
+  // Blackwell: products summed exactly before the block scales are applied. group < k: each group
+  // sum is multiplied by its scales and becomes one aligned term (mxf4 / mxf4nvf4, 16); group == k:
+  // one fused sum where the scales only add exponents (mxf8f6f4). HiF4: the 64-element group.
+  int group;
+  int frac_bits;  // Blackwell: fractional bits kept below the largest exponent (35 / 25); 0 = n/a
+  std::array<const ElemFormat*, 5> elems;   // allowed element formats (nullptr-padded), [0] default
+  std::array<const ElemFormat*, 2> scales;  // allowed scale formats (nullptr-padded), [0] default
+  std::array<int, 2> blocks;                // allowed block sizes (0-padded), [0] default
+  bool scale_word32;                        // HiF4: scale = 32-bit word (E6M2 + level bits)
+  Model hardware_model;                     // the model of the hardware that runs this kind
+};
+
+const MmaKind& mma_kind(MmaKindId id);
+std::span<const MmaKind> all_mma_kinds();
+bool parse_mma_kind(std::string_view name, MmaKindId& out);
+
+struct MmaConfig {
+  const MmaKind* kind = nullptr;
+  const ElemFormat* elem_a = nullptr;
+  const ElemFormat* elem_b = nullptr;
+  const ElemFormat* scale = nullptr;
+  int block = 0;
+  Model model = Model::Blackwell;  // used by mma_dot (gemm takes the model as an argument)
+  // AscendHif4 only: the exact group terms are added to the FP32 accumulator with one RN every
+  // this many 64-element groups (1 = every group, the documented default); 0 = once at the end.
+  int hif4_round_groups = 1;
+};
+
+// A config with the kind's defaults for every argument left null / 0 (model: the kind's hardware
+// model). Throws std::invalid_argument if an argument is not allowed for the kind.
+MmaConfig make_mma_config(MmaKindId kind, const ElemFormat* elem_a = nullptr,
+                          const ElemFormat* elem_b = nullptr, const ElemFormat* scale = nullptr,
+                          int block = 0);
+// Throws std::invalid_argument unless cfg is a valid kind configuration and `model` can run it
+// (Blackwell: not hif4; AscendHif4: hif4 only; Exact / Fp32Seq: every kind).
+void validate_mma_config(const MmaConfig& cfg, Model model);
+
+// One output element of one instruction with model cfg.model: K = cfg.kind->k element codes per
+// operand (unpacked, one code per byte), K / cfg.block scale codes per operand (uint32 so HiF4 words
+// fit; 8-bit scale codes in the low byte), C as FP32 bits. Returns D as FP32 bits.
+uint32_t mma_dot(const MmaConfig& cfg, const uint8_t* a_codes, const uint8_t* b_codes,
+                 const uint32_t* sfa, const uint32_t* sfb, uint32_t c_bits);
+
+// Whole GEMM D[M,N] = alpha * acc, acc = C + A[M,K] . B[N,K]^T (both operands K-major, one code per
+// byte; SA [M, K/block], SB [N, K/block]; C [M,N] FP32, empty = all +0).
+//  - Blackwell: instructions chained along K in order, D of one fed back as C of the next.
+//  - AscendHif4: one FP32 accumulator along the whole K, rounded per cfg.hif4_round_groups.
+//  - Exact: one rounding for the whole K. Fp32Seq: one FMA chain over the whole K.
+// alpha is applied in an FP32 epilogue, one RN (D = alpha * acc, as CUTLASS's epilogue computes it).
+// K must be a multiple of the instruction K (Blackwell, AscendHif4) or of the block (Exact,
+// Fp32Seq). Rows are spread over `threads` std::threads (0 = hardware concurrency); every output
+// is computed independently, so the bits do not depend on the thread count.
+// NaN results are the canonical 0x7FFFFFFF for every model.
+std::vector<float> gemm(const MmaConfig& cfg, Model model, size_t M, size_t N, size_t K,
+                        std::span<const uint8_t> a, std::span<const uint32_t> sa,
+                        std::span<const uint8_t> b, std::span<const uint32_t> sb,
+                        std::span<const float> c, float alpha = 1.0f, unsigned threads = 0);
+// Same with 8-bit scale codes (every kind but hif4).
+std::vector<float> gemm(const MmaConfig& cfg, Model model, size_t M, size_t N, size_t K,
+                        std::span<const uint8_t> a, std::span<const uint8_t> sa,
+                        std::span<const uint8_t> b, std::span<const uint8_t> sb,
+                        std::span<const float> c, float alpha = 1.0f, unsigned threads = 0);
+
+// ---- building blocks, exposed for the tests ----
+
+// Exact fixed-point "superaccumulator" for sums of m * 2^e (|m| < 2^32, -352 <= e, e + 32 <= 416):
+// 32-bit digits held in int64 limbs, so an add touches two limbs and never carries.
+class ExactAccumulator {
+ public:
+  static constexpr int kLsbExp = -352;
+  static constexpr int kDigits = 24;  // covers 2^-352 .. 2^416
+  void clear();
+  void add(int64_t m, int e);         // += m * 2^e; throws std::out_of_range outside the range
+  void add_float(float x);            // += x (finite)
+  bool is_zero();
+  int sign();                         // -1, 0, +1
+  // The value rounded to FP32 bits: RN-even (rn = true) or toward zero; a zero value gives +0.
+  uint32_t round_fp32(bool rn);
+
+ private:
+  void normalize();
+  std::array<int64_t, kDigits + 1> limb_{};
+  uint32_t pending_ = 0;  // adds since the last normalize
+};
+
+// Rounds the value (-1)^neg * mag * 2^e0 (+ a nonzero tail below bit 0 when sticky) to FP32 bits,
+// RN-even or toward zero, with subnormals; |result| >= 2^128 (after rounding) gives +-Inf. A nonzero
+// value rounding to zero gives a signed zero (RN) / +0 (RZ, as MMA-Sim's integer truncation does).
+uint32_t round_to_fp32(bool neg, uint64_t mag, int e0, bool sticky, bool rn);
+
+}  // namespace fp4sim

@@ -1,0 +1,639 @@
+// MMA numerics models (SPEC §4): kinds table, operand decoding, the four models, GEMM driver.
+// Sources and every rounding point are documented in docs/numerics.md.
+#include "fp4sim/mma.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "fp4sim/quant.hpp"
+
+namespace fp4sim {
+
+// ---------------------------------------------------------------------------------------------
+// Names and the kinds table
+
+std::string_view model_name(Model m) {
+  switch (m) {
+    case Model::Exact: return "exact";
+    case Model::Fp32Seq: return "fp32-seq";
+    case Model::Blackwell: return "blackwell";
+    case Model::AscendHif4: return "ascend-hif4";
+  }
+  return "?";
+}
+
+bool parse_model(std::string_view s, Model& out) {
+  for (Model m : {Model::Exact, Model::Fp32Seq, Model::Blackwell, Model::AscendHif4}) {
+    if (s == model_name(m)) {
+      out = m;
+      return true;
+    }
+  }
+  return false;
+}
+
+namespace {
+
+constexpr std::array<MmaKind, 4> kKinds{{
+    // PTX kind::mxf4: E2M1 x E2M1, UE8M0 per 32, K = 64; four exact 16-product groups, 35 bits.
+    {MmaKindId::Mxf4, "mxf4", 64, 16, 35, {&kE2M1}, {&kUE8M0}, {32, 0}, false, Model::Blackwell},
+    // kind::mxf4nvf4: as mxf4, scales UE4M3 (NVFP4) or UE8M0, per 16 or 32 (MMA-Sim takes all four).
+    {MmaKindId::Mxf4Nvf4, "mxf4nvf4", 64, 16, 35, {&kE2M1}, {&kUE4M3, &kUE8M0}, {16, 32}, false,
+     Model::Blackwell},
+    // kind::mxf8f6f4: A and B formats independent, UE8M0 per 32, K = 32; one fused sum, 25 bits.
+    {MmaKindId::Mxf8f6f4, "mxf8f6f4", 32, 32, 25, {&kE4M3, &kE5M2, &kE2M3, &kE3M2, &kE2M1},
+     {&kUE8M0}, {32, 0}, false, Model::Blackwell},
+    // HiF4: S1P2 elements, one 32-bit scale word (E6M2 + level bits) per 64; group = block = K.
+    {MmaKindId::Hif4, "hif4", 64, 64, 0, {&kS1P2}, {&kE6M2}, {64, 0}, true, Model::AscendHif4},
+}};
+
+bool same_format(const ElemFormat* a, const ElemFormat* b) { return a && b && a->name == b->name; }
+
+template <size_t N>
+bool in_list(const ElemFormat* f, const std::array<const ElemFormat*, N>& list) {
+  return std::any_of(list.begin(), list.end(), [&](const ElemFormat* x) { return same_format(f, x); });
+}
+
+}  // namespace
+
+const MmaKind& mma_kind(MmaKindId id) {
+  for (const auto& k : kKinds) {
+    if (k.id == id) return k;
+  }
+  throw std::invalid_argument("unknown MMA kind");
+}
+
+std::span<const MmaKind> all_mma_kinds() { return kKinds; }
+
+bool parse_mma_kind(std::string_view name, MmaKindId& out) {
+  for (const auto& k : kKinds) {
+    if (k.name == name) {
+      out = k.id;
+      return true;
+    }
+  }
+  return false;
+}
+
+void validate_mma_config(const MmaConfig& cfg, Model model) {
+  auto fail = [](const std::string& what) { throw std::invalid_argument("mma config: " + what); };
+  if (!cfg.kind) fail("no kind");
+  const MmaKind& k = *cfg.kind;
+  const std::string kn(k.name);
+  if (!in_list(cfg.elem_a, k.elems)) fail("element format of A not allowed for kind " + kn);
+  if (!in_list(cfg.elem_b, k.elems)) fail("element format of B not allowed for kind " + kn);
+  if (!in_list(cfg.scale, k.scales)) fail("scale format not allowed for kind " + kn);
+  if (cfg.block <= 0 || std::find(k.blocks.begin(), k.blocks.end(), cfg.block) == k.blocks.end() ||
+      k.k % cfg.block != 0) {
+    fail("block " + std::to_string(cfg.block) + " not allowed for kind " + kn);
+  }
+  if (cfg.hif4_round_groups < 0) fail("hif4_round_groups must be >= 0");
+  if (model == Model::Blackwell && k.hardware_model != Model::Blackwell) {
+    fail("the blackwell model does not run kind " + kn);
+  }
+  if (model == Model::AscendHif4 && k.id != MmaKindId::Hif4) fail("ascend-hif4 runs only kind hif4");
+}
+
+MmaConfig make_mma_config(MmaKindId kind, const ElemFormat* elem_a, const ElemFormat* elem_b,
+                          const ElemFormat* scale, int block) {
+  const MmaKind& k = mma_kind(kind);
+  MmaConfig cfg;
+  cfg.kind = &k;
+  cfg.elem_a = elem_a ? elem_a : k.elems[0];
+  cfg.elem_b = elem_b ? elem_b : k.elems[0];
+  cfg.scale = scale ? scale : k.scales[0];
+  cfg.block = block ? block : k.blocks[0];
+  cfg.model = k.hardware_model;
+  validate_mma_config(cfg, cfg.model);
+  return cfg;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decoding: every element and scale code as a dyadic m * 2^(e - mbits)
+
+namespace {
+
+constexpr uint32_t kNaNBits = 0x7FFFFFFFu;  // the canonical NaN every model returns
+
+enum : uint8_t { kFinite = 0, kInf = 1, kNaN = 2 };
+
+// Value = m * 2^(e - mbits(format)). e is the exponent MMA-Sim's extract_significand_exponent gives:
+// unbiased, the format's minimum for subnormals, and -126 for a zero (SPEC §4 "details").
+struct Dy {
+  int32_t m = 0;    // signed integer significand (hidden bit included)
+  int16_t e = -126;
+  uint8_t cls = kFinite;
+  uint8_t neg = 0;  // sign, also for zeros and infinities
+};
+
+Dy dy_of(const ElemFormat& f, uint32_t code) {
+  const double v = decode(f, code);
+  Dy d;
+  if (std::isnan(v)) {
+    d.cls = kNaN;
+    return d;
+  }
+  d.neg = std::signbit(v) ? 1 : 0;
+  if (std::isinf(v)) {
+    d.cls = kInf;
+    return d;
+  }
+  if (v == 0.0) return d;
+  const int e = std::max(std::ilogb(v), f.emin());
+  const double m = std::ldexp(std::fabs(v), f.mbits - e);  // an integer < 2^(mbits+1)
+  d.m = static_cast<int32_t>(m) * (d.neg ? -1 : 1);
+  d.e = static_cast<int16_t>(e);
+  return d;
+}
+
+struct DyTable {
+  std::string_view name;
+  std::array<Dy, 256> t;
+};
+
+// One table per format of the kinds table, built once (thread-safe static init).
+const std::array<Dy, 256>& dy_table(const ElemFormat& f) {
+  static const std::vector<DyTable> tables = [] {
+    std::vector<DyTable> v;
+    for (const ElemFormat* g : {&kE2M1, &kE2M3, &kE3M2, &kE4M3, &kE5M2, &kUE4M3, &kUE8M0, &kE6M2, &kS1P2}) {
+      DyTable t;
+      t.name = g->name;
+      const uint32_t n = g->bits >= 8 ? 256u : (1u << g->bits);
+      for (uint32_t c = 0; c < 256; ++c) t.t[c] = dy_of(*g, c % n);
+      v.push_back(t);
+    }
+    return v;
+  }();
+  for (const auto& t : tables) {
+    if (t.name == f.name) return t.t;
+  }
+  throw std::invalid_argument("mma: no decode table for format " + std::string(f.name));
+}
+
+// Everything a model needs about one kind configuration, resolved once.
+struct Ctx {
+  const MmaKind* kind;
+  Model model;
+  int block;
+  int k;          // instruction K
+  int group;      // Blackwell group / HiF4 group
+  int frac_bits;
+  int mb_a, mb_b, mb_s;  // mantissa bits of the element and scale formats
+  uint8_t mask_a, mask_b;  // code bits of the element formats (higher bits are ignored)
+  bool hif4;
+  int hif4_round_groups;
+  const std::array<Dy, 256>* dy_a;
+  const std::array<Dy, 256>* dy_b;
+  const std::array<Dy, 256>* dy_s;
+  const DecodeTable* f_a;  // float decode tables (Fp32Seq)
+  const DecodeTable* f_b;
+  const DecodeTable* f_s;
+};
+
+Ctx make_ctx(const MmaConfig& cfg, Model model) {
+  validate_mma_config(cfg, model);
+  Ctx c{};
+  c.kind = cfg.kind;
+  c.model = model;
+  c.block = cfg.block;
+  c.k = cfg.kind->k;
+  c.group = cfg.kind->group;
+  c.frac_bits = cfg.kind->frac_bits;
+  c.mb_a = cfg.elem_a->mbits;
+  c.mb_b = cfg.elem_b->mbits;
+  c.mb_s = cfg.scale->mbits;
+  c.mask_a = static_cast<uint8_t>(cfg.elem_a->bits >= 8 ? 0xFFu : (1u << cfg.elem_a->bits) - 1u);
+  c.mask_b = static_cast<uint8_t>(cfg.elem_b->bits >= 8 ? 0xFFu : (1u << cfg.elem_b->bits) - 1u);
+  c.hif4 = cfg.kind->scale_word32;
+  c.hif4_round_groups = cfg.hif4_round_groups;
+  c.dy_a = &dy_table(*cfg.elem_a);
+  c.dy_b = &dy_table(*cfg.elem_b);
+  c.dy_s = &dy_table(*cfg.scale);
+  c.f_a = &decode_table(*cfg.elem_a);
+  c.f_b = &decode_table(*cfg.elem_b);
+  c.f_s = &decode_table(*cfg.scale);
+  return c;
+}
+
+// What each model reads (the rest stays empty):
+//   q   Blackwell grouped kinds: 2 * E2M1 value (an integer in [-12, 12]);
+//       AscendHif4: +-c << levels (an integer in [-28, 28]; element value = q / 4).
+//   el  Exact, Blackwell fused kinds: element as Dy (HiF4: m = +-c, e = levels, mbits 2).
+//   deq Fp32Seq: element * scale in FP32 (RN).
+//   sc  every model but Fp32Seq: one Dy per block (HiF4: the E6M2 byte of the word).
+struct RowView {
+  const int8_t* q = nullptr;
+  const Dy* el = nullptr;
+  const float* deq = nullptr;
+  const Dy* sc = nullptr;
+};
+
+bool needs_q(const Ctx& c) {
+  return c.model == Model::AscendHif4 || (c.model == Model::Blackwell && c.group < c.k);
+}
+bool needs_el(const Ctx& c) {
+  return c.model == Model::Exact || (c.model == Model::Blackwell && c.group >= c.k);
+}
+
+// Decodes `rows` rows of K codes (and K/block scales each) into the arrays the model needs.
+void decode_rows(const Ctx& c, bool is_a, const uint8_t* codes, const uint32_t* scales, size_t rows,
+                 size_t K, int8_t* q, Dy* el, float* deq, Dy* sc) {
+  const auto& dy = is_a ? *c.dy_a : *c.dy_b;
+  const DecodeTable& ft = is_a ? *c.f_a : *c.f_b;
+  const uint8_t mask = is_a ? c.mask_a : c.mask_b;
+  const size_t nblk = K / static_cast<size_t>(c.block);
+  const bool want_q = needs_q(c), want_el = needs_el(c), want_deq = c.model == Model::Fp32Seq;
+  for (size_t r = 0; r < rows; ++r) {
+    const uint8_t* cr = codes + r * K;
+    const uint32_t* srow = scales + r * nblk;
+    if (sc) {
+      for (size_t b = 0; b < nblk; ++b) sc[r * nblk + b] = (*c.dy_s)[srow[b] & 0xFFu];
+    }
+    for (size_t k = 0; k < K; ++k) {
+      const uint8_t code = cr[k] & mask;
+      const uint32_t sword = srow[k / static_cast<size_t>(c.block)];
+      const size_t o = r * K + k;
+      if (c.hif4) {
+        // S1P2: sign bit 3, magnitude c = bits 2:0, value (+-c/4) * 2^level (SPEC §1, §2.3).
+        const int cm = code & 7;
+        const bool ng = (code & 8) != 0;
+        const int lv = hif4_level(sword, static_cast<int>(k % static_cast<size_t>(c.block)));
+        if (want_q) q[o] = static_cast<int8_t>((ng ? -cm : cm) << lv);
+        if (want_el) {
+          Dy d;
+          d.neg = ng ? 1 : 0;
+          if (cm != 0) {
+            d.m = ng ? -cm : cm;
+            d.e = static_cast<int16_t>(lv);
+          }
+          el[o] = d;
+        }
+        if (want_deq) {
+          const float ev = std::ldexp(static_cast<float>(ng ? -cm : cm), lv - 2);
+          deq[o] = ev * c.f_s->v[sword & 0xFFu];
+        }
+      } else {
+        if (want_q) q[o] = static_cast<int8_t>(ft.v[code] * 2.0f);  // E2M1 * 2 is an integer
+        if (want_el) el[o] = dy[code];
+        if (want_deq) deq[o] = ft.v[code] * c.f_s->v[sword & 0xFFu];
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers on FP32 bits
+
+bool is_nan_bits(uint32_t u) { return (u & 0x7FFFFFFFu) > 0x7F800000u; }
+bool is_inf_bits(uint32_t u) { return (u & 0x7FFFFFFFu) == 0x7F800000u; }
+
+// C as m * 2^(e - 23), e as MMA-Sim's extract_significand_exponent gives for float32 (subnormals
+// and zero at -126).
+void split_c(uint32_t u, int64_t& m, int& e) {
+  const uint32_t ef = (u >> 23) & 0xFFu;
+  const int64_t mag = ef == 0 ? (u & 0x7FFFFFu) : ((u & 0x7FFFFFu) | 0x800000u);
+  m = (u >> 31) ? -mag : mag;
+  e = ef == 0 ? -126 : static_cast<int>(ef) - 127;
+}
+
+// trunc(v * 2^s): an exact shift left, or a shift right toward zero.
+inline int64_t shift_trunc(int64_t v, int s) {
+  if (s >= 0) return v * (int64_t{1} << s);  // callers keep |v| * 2^s < 2^62
+  if (s <= -63) return 0;
+  const uint64_t a = v < 0 ? static_cast<uint64_t>(-v) : static_cast<uint64_t>(v);
+  const int64_t t = static_cast<int64_t>(a >> -s);
+  return v < 0 ? -t : t;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Blackwell (MMA-Sim nv_fused_dot_add_with_block_scale / nv_fused_dot_add)
+
+// Grouped kinds (mxf4, mxf4nvf4): one instruction. s4[g] = exact sum of the group's products
+// times 4 (products of 2 * E2M1 values); sa / sb = the instruction's K / block scales.
+uint32_t bw_grouped_step(const Ctx& c, const int32_t* s4, int ngroups, const Dy* sa, const Dy* sb,
+                         uint32_t cbits) {
+  const int nsc = c.k / c.block;
+  for (int i = 0; i < nsc; ++i) {
+    if (sa[i].cls == kNaN || sb[i].cls == kNaN) return kNaNBits;
+  }
+  if (is_nan_bits(cbits)) return kNaNBits;
+  // MMA-Sim raises on an infinite C here (math.trunc(inf)); fp4sim returns C (documented).
+  if (is_inf_bits(cbits)) return cbits;
+  int64_t mc;
+  int ec;
+  split_c(cbits, mc, ec);
+  // Group term: s * sig(sA) * sig(sB) with exponent exp(sA) + exp(sB); as integers
+  // N = s4 * mA * mB with value N * 2^(eA + eB - 2 - 2*mbits(scale)).
+  std::array<int64_t, 8> n{};
+  std::array<int, 8> e{};
+  int max_e = ec;
+  for (int g = 0; g < ngroups; ++g) {
+    const int si = g * c.group / c.block;
+    n[g] = static_cast<int64_t>(s4[g]) * sa[si].m * sb[si].m;
+    e[g] = sa[si].e + sb[si].e;
+    max_e = std::max(max_e, e[g]);  // also for an all-zero group (SPEC §4 details)
+  }
+  const int lsb = max_e - c.frac_bits;  // every term truncated to this grid, then summed exactly
+  int64_t t = shift_trunc(mc, ec - 23 - lsb);
+  const int off = 2 + 2 * c.mb_s;
+  for (int g = 0; g < ngroups; ++g) t += shift_trunc(n[g], e[g] - off - lsb);
+  if (t == 0) return 0u;  // +0.0, never -0.0
+  return round_to_fp32(t < 0, t < 0 ? static_cast<uint64_t>(-t) : static_cast<uint64_t>(t), lsb, false,
+                       false);
+}
+
+// Fused kind (mxf8f6f4): one instruction of c.k products with one scale per operand.
+uint32_t bw_fused_step(const Ctx& c, const Dy* ea, const Dy* eb, const Dy& sa, const Dy& sb,
+                       uint32_t cbits) {
+  // MMA-Sim first forms the float64 sum of all products and C: NaN -> NaN, +-Inf -> +-Inf.
+  // Every finite product and sum is far inside the double range, so this is exactly the IEEE
+  // outcome on the operands: NaN if any NaN (elements, scales, C), Inf * 0 or +Inf + -Inf.
+  if (sa.cls == kNaN || sb.cls == kNaN || is_nan_bits(cbits)) return kNaNBits;
+  bool pinf = false, ninf = false;
+  if (is_inf_bits(cbits)) ((cbits >> 31) ? ninf : pinf) = true;
+  for (int k = 0; k < c.k; ++k) {
+    const Dy& a = ea[k];
+    const Dy& b = eb[k];
+    if (a.cls == kFinite && b.cls == kFinite) continue;
+    if (a.cls == kNaN || b.cls == kNaN) return kNaNBits;
+    if ((a.cls == kFinite && a.m == 0) || (b.cls == kFinite && b.m == 0)) return kNaNBits;  // Inf * 0
+    ((a.neg ^ b.neg) ? ninf : pinf) = true;
+  }
+  if (pinf && ninf) return kNaNBits;
+  if (pinf) return 0x7F800000u;
+  if (ninf) return 0xFF800000u;
+
+  int64_t mc;
+  int ec;
+  split_c(cbits, mc, ec);
+  const int es = sa.e + sb.e;  // UE8M0: significand 1, the scales only add exponents
+  int max_e = ec;
+  for (int k = 0; k < c.k; ++k) max_e = std::max(max_e, ea[k].e + eb[k].e + es);  // zeros at -126
+  const int lsb = max_e - c.frac_bits;
+  int64_t t = shift_trunc(mc, ec - 23 - lsb);
+  const int off = c.mb_a + c.mb_b;
+  for (int k = 0; k < c.k; ++k) {
+    const int64_t p = static_cast<int64_t>(ea[k].m) * eb[k].m;
+    if (p != 0) t += shift_trunc(p, ea[k].e + eb[k].e + es - off - lsb);
+  }
+  if (t == 0) return 0u;
+  return round_to_fp32(t < 0, t < 0 ? static_cast<uint64_t>(-t) : static_cast<uint64_t>(t), lsb, false,
+                       false);
+}
+
+inline int32_t dot16(const int8_t* a, const int8_t* b) {
+  int32_t s = 0;
+  for (int i = 0; i < 16; ++i) s += static_cast<int32_t>(a[i]) * static_cast<int32_t>(b[i]);
+  return s;
+}
+
+inline int32_t dot_n(const int8_t* a, const int8_t* b, int n) {
+  int32_t s = 0;
+  for (int i = 0; i < n; ++i) s += static_cast<int32_t>(a[i]) * static_cast<int32_t>(b[i]);
+  return s;
+}
+
+uint32_t dot_blackwell(const Ctx& c, const RowView& a, const RowView& b, size_t K, uint32_t cbits) {
+  const size_t ninstr = K / static_cast<size_t>(c.k);
+  const size_t spi = static_cast<size_t>(c.k / c.block);  // scales per instruction
+  for (size_t t = 0; t < ninstr; ++t) {
+    const size_t k0 = t * static_cast<size_t>(c.k);
+    if (c.group < c.k) {
+      std::array<int32_t, 8> s4{};
+      const int ng = c.k / c.group;
+      for (int g = 0; g < ng; ++g) {
+        const size_t o = k0 + static_cast<size_t>(g * c.group);
+        s4[g] = c.group == 16 ? dot16(a.q + o, b.q + o) : dot_n(a.q + o, b.q + o, c.group);
+      }
+      cbits = bw_grouped_step(c, s4.data(), ng, a.sc + t * spi, b.sc + t * spi, cbits);
+    } else {
+      cbits = bw_fused_step(c, a.el + k0, b.el + k0, a.sc[t * spi], b.sc[t * spi], cbits);
+    }
+  }
+  return cbits;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ascend HiF4 (fp4sim's documented model)
+
+uint32_t dot_ascend_hif4(const Ctx& c, const RowView& a, const RowView& b, size_t K, uint32_t cbits) {
+  const size_t ng = K / static_cast<size_t>(c.group);
+  for (size_t g = 0; g < ng; ++g) {
+    if (a.sc[g].cls == kNaN || b.sc[g].cls == kNaN) return kNaNBits;
+  }
+  if (is_nan_bits(cbits)) return kNaNBits;
+  // Group term: S = sum(q_a * q_b) (|S| <= 64 * 28 * 28 < 2^16) times the two E6M2 significands
+  // (4 + M each): P < 2^22, so P * 2^(eA + eB - 8) is exactly an FP32 normal (eA + eB - 8 >= -104).
+  auto term = [&](size_t g, int64_t& p, int& e) {
+    const size_t o = g * static_cast<size_t>(c.group);
+    const int32_t s = dot_n(a.q + o, b.q + o, c.group);
+    p = static_cast<int64_t>(s) * a.sc[g].m * b.sc[g].m;
+    e = a.sc[g].e + b.sc[g].e - 8;  // q = 4 * element, significand = (4 + M) / 4: 2 + 2 + 2 + 2
+  };
+  float acc = std::bit_cast<float>(cbits);
+  const size_t G = c.hif4_round_groups == 0 ? ng : static_cast<size_t>(c.hif4_round_groups);
+  if (G == 1) {
+    for (size_t g = 0; g < ng; ++g) {
+      int64_t p;
+      int e;
+      term(g, p, e);
+      acc = acc + std::ldexp(static_cast<float>(p), e);  // the one RN of this group
+    }
+  } else if (ng > 0) {
+    ExactAccumulator ex;
+    for (size_t g0 = 0; g0 < ng; g0 += G) {
+      if (!std::isfinite(acc)) break;  // +-Inf + finite terms stays +-Inf
+      ex.clear();
+      ex.add_float(acc);
+      for (size_t g = g0; g < std::min(ng, g0 + G); ++g) {
+        int64_t p;
+        int e;
+        term(g, p, e);
+        ex.add(p, e);
+      }
+      // An exactly zero sum is +0, as the float path gives (group terms are +0 when zero).
+      acc = std::bit_cast<float>(ex.round_fp32(true));
+    }
+  }
+  return std::bit_cast<uint32_t>(acc);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Exact and Fp32Seq
+
+uint32_t dot_exact(const Ctx& c, const RowView& a, const RowView& b, size_t K, uint32_t cbits) {
+  if (is_nan_bits(cbits)) return kNaNBits;
+  bool pinf = false, ninf = false, nan = false;
+  if (is_inf_bits(cbits)) ((cbits >> 31) ? ninf : pinf) = true;
+  // IEEE sum-of-zeros rule: the result is -0 only if every term (C and all products) is -0.
+  bool all_neg_zero = cbits == 0x80000000u;
+  ExactAccumulator acc;
+  const int off = c.mb_a + c.mb_b + 2 * c.mb_s;
+  for (size_t k = 0; k < K; ++k) {
+    const size_t bi = k / static_cast<size_t>(c.block);
+    const Dy* f[4] = {&a.el[k], &b.el[k], &a.sc[bi], &b.sc[bi]};
+    uint8_t neg = 0;
+    bool any_inf = false, any_zero = false;
+    for (const Dy* d : f) {
+      if (d->cls == kNaN) nan = true;
+      if (d->cls == kInf) any_inf = true;
+      if (d->cls == kFinite && d->m == 0) any_zero = true;
+      neg ^= d->neg;
+    }
+    if (nan) continue;
+    if (any_inf) {
+      if (any_zero) {
+        nan = true;
+      } else {
+        (neg ? ninf : pinf) = true;
+      }
+      all_neg_zero = false;
+      continue;
+    }
+    if (any_zero) {
+      if (!neg) all_neg_zero = false;
+      continue;
+    }
+    all_neg_zero = false;
+    const int64_t m = static_cast<int64_t>(f[0]->m) * f[1]->m * f[2]->m * f[3]->m;  // < 2^16
+    acc.add(m, f[0]->e + f[1]->e + f[2]->e + f[3]->e - off);
+  }
+  if (nan || (pinf && ninf)) return kNaNBits;
+  if (pinf) return 0x7F800000u;
+  if (ninf) return 0xFF800000u;
+  if (!is_inf_bits(cbits)) acc.add_float(std::bit_cast<float>(cbits));
+  if (acc.is_zero()) return all_neg_zero ? 0x80000000u : 0u;
+  return acc.round_fp32(true);
+}
+
+uint32_t dot_fp32seq(const RowView& a, const RowView& b, size_t K, uint32_t cbits) {
+  float acc = std::bit_cast<float>(cbits);
+  for (size_t k = 0; k < K; ++k) acc = std::fma(a.deq[k], b.deq[k], acc);
+  return std::bit_cast<uint32_t>(acc);
+}
+
+uint32_t dot_any(const Ctx& c, const RowView& a, const RowView& b, size_t K, uint32_t cbits) {
+  uint32_t r = 0;
+  switch (c.model) {
+    case Model::Exact: r = dot_exact(c, a, b, K, cbits); break;
+    case Model::Fp32Seq: r = dot_fp32seq(a, b, K, cbits); break;
+    case Model::Blackwell: r = dot_blackwell(c, a, b, K, cbits); break;
+    case Model::AscendHif4: r = dot_ascend_hif4(c, a, b, K, cbits); break;
+  }
+  return is_nan_bits(r) ? kNaNBits : r;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Public entry points
+
+uint32_t mma_dot(const MmaConfig& cfg, const uint8_t* a_codes, const uint8_t* b_codes,
+                 const uint32_t* sfa, const uint32_t* sfb, uint32_t c_bits) {
+  const Ctx c = make_ctx(cfg, cfg.model);
+  const size_t K = static_cast<size_t>(c.k);
+  std::array<int8_t, 64> qa{}, qb{};
+  std::array<Dy, 64> ea{}, eb{};
+  std::array<float, 64> da{}, db{};
+  std::array<Dy, 64> sa{}, sb{};
+  decode_rows(c, true, a_codes, sfa, 1, K, qa.data(), ea.data(), da.data(), sa.data());
+  decode_rows(c, false, b_codes, sfb, 1, K, qb.data(), eb.data(), db.data(), sb.data());
+  const RowView va{qa.data(), ea.data(), da.data(), sa.data()};
+  const RowView vb{qb.data(), eb.data(), db.data(), sb.data()};
+  return dot_any(c, va, vb, K, c_bits);
+}
+
+namespace {
+
+struct Decoded {
+  std::vector<int8_t> q;
+  std::vector<Dy> el;
+  std::vector<float> deq;
+  std::vector<Dy> sc;
+  size_t K = 0, nblk = 0;
+  RowView row(size_t r) const {
+    RowView v;
+    if (!q.empty()) v.q = q.data() + r * K;
+    if (!el.empty()) v.el = el.data() + r * K;
+    if (!deq.empty()) v.deq = deq.data() + r * K;
+    if (!sc.empty()) v.sc = sc.data() + r * nblk;
+    return v;
+  }
+};
+
+Decoded decode_operand(const Ctx& c, bool is_a, const uint8_t* codes, const uint32_t* scales,
+                       size_t rows, size_t K) {
+  Decoded d;
+  d.K = K;
+  d.nblk = K / static_cast<size_t>(c.block);
+  if (needs_q(c)) d.q.resize(rows * K);
+  if (needs_el(c)) d.el.resize(rows * K);
+  if (c.model == Model::Fp32Seq) d.deq.resize(rows * K);
+  if (c.model != Model::Fp32Seq) d.sc.resize(rows * d.nblk);
+  decode_rows(c, is_a, codes, scales, rows, K, d.q.empty() ? nullptr : d.q.data(),
+              d.el.empty() ? nullptr : d.el.data(), d.deq.empty() ? nullptr : d.deq.data(),
+              d.sc.empty() ? nullptr : d.sc.data());
+  return d;
+}
+
+}  // namespace
+
+std::vector<float> gemm(const MmaConfig& cfg, Model model, size_t M, size_t N, size_t K,
+                        std::span<const uint8_t> a, std::span<const uint32_t> sa,
+                        std::span<const uint8_t> b, std::span<const uint32_t> sb,
+                        std::span<const float> c, float alpha, unsigned threads) {
+  const Ctx ctx = make_ctx(cfg, model);
+  const size_t step = (model == Model::Blackwell || model == Model::AscendHif4)
+                          ? static_cast<size_t>(ctx.k)
+                          : static_cast<size_t>(ctx.block);
+  if (K == 0 || K % step != 0) {
+    throw std::invalid_argument("gemm: K must be a positive multiple of " + std::to_string(step));
+  }
+  const size_t nblk = K / static_cast<size_t>(ctx.block);
+  if (a.size() != M * K || b.size() != N * K || sa.size() != M * nblk || sb.size() != N * nblk ||
+      (!c.empty() && c.size() != M * N)) {
+    throw std::invalid_argument("gemm: operand sizes do not match M, N, K");
+  }
+  const Decoded da = decode_operand(ctx, true, a.data(), sa.data(), M, K);
+  const Decoded db = decode_operand(ctx, false, b.data(), sb.data(), N, K);
+  std::vector<float> d(M * N);
+  auto run_rows = [&](size_t r0, size_t r1) {
+    for (size_t i = r0; i < r1; ++i) {
+      const RowView ra = da.row(i);
+      for (size_t j = 0; j < N; ++j) {
+        const uint32_t cb = c.empty() ? 0u : std::bit_cast<uint32_t>(c[i * N + j]);
+        const float acc = std::bit_cast<float>(dot_any(ctx, ra, db.row(j), K, cb));
+        const float out = alpha * acc;  // the FP32 epilogue: one RN
+        d[i * N + j] = std::isnan(out) ? std::bit_cast<float>(kNaNBits) : out;
+      }
+    }
+  };
+  size_t nt = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
+  nt = std::min(nt, std::max<size_t>(M, 1));
+  if (nt <= 1) {
+    run_rows(0, M);
+  } else {
+    std::vector<std::thread> pool;
+    pool.reserve(nt);
+    for (size_t t = 0; t < nt; ++t) {
+      pool.emplace_back(run_rows, M * t / nt, M * (t + 1) / nt);
+    }
+    for (auto& th : pool) th.join();
+  }
+  return d;
+}
+
+std::vector<float> gemm(const MmaConfig& cfg, Model model, size_t M, size_t N, size_t K,
+                        std::span<const uint8_t> a, std::span<const uint8_t> sa,
+                        std::span<const uint8_t> b, std::span<const uint8_t> sb,
+                        std::span<const float> c, float alpha, unsigned threads) {
+  const std::vector<uint32_t> wa(sa.begin(), sa.end()), wb(sb.begin(), sb.end());
+  return gemm(cfg, model, M, N, K, a, std::span<const uint32_t>(wa), b, std::span<const uint32_t>(wb),
+              c, alpha, threads);
+}
+
+}  // namespace fp4sim

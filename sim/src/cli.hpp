@@ -1,0 +1,68 @@
+// Shared pieces of the fp4sim command line: the command signature, the two error kinds and
+// option helpers. Each subcommand lives in its own cmd_*.cpp and is registered in main.cpp.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/program_options.hpp>
+
+#include "fp4sim/io/npy.hpp"
+
+namespace fp4sim::cli {
+
+// A mistake on the command line (unknown option, bad value, conflicting options): exit 2.
+// Everything else thrown out of a command (files, data, numerics) is a runtime error: exit 1.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitRuntime = 1;
+inline constexpr int kExitUsage = 2;
+
+struct Invocation {
+  std::string name;               // the subcommand, e.g. "quantize"
+  std::string summary;            // its one-line help from the command table
+  std::vector<std::string> args;  // the arguments after the subcommand
+  std::vector<std::string> argv;  // the whole command line, recorded in manifests
+};
+
+using CommandFn = int (*)(const Invocation&);
+
+// Parses inv.args against `options` (to which it adds --help/-h): no positional arguments, no abbreviated
+// option names, each option at most once. Returns false after printing the help text to stdout
+// when --help was given. Throws UsageError for everything boost rejects, and for a missing
+// required option.
+bool parse_options(const Invocation& inv, std::string_view usage_line,
+                   boost::program_options::options_description& options,
+                   boost::program_options::variables_map& vm);
+
+// Decimal or 0x-hex unsigned integer in [min, max]; anything else (sign, junk, overflow) is a
+// UsageError naming the option. (boost's lexical_cast would accept "-1" as 2^64-1.)
+uint64_t parse_uint(std::string_view option, std::string_view text, uint64_t min, uint64_t max);
+bool parse_on_off(std::string_view option, std::string_view text);
+
+// Optional string option value, or `fallback` when absent.
+std::string get_or(const boost::program_options::variables_map& vm, const char* name,
+                   std::string fallback);
+
+// A tensor input file: float32 as is, uint16 read as BF16 bit patterns (widened exactly).
+struct FloatTensor {
+  std::vector<uint8_t> file_bytes;  // the whole file, for the manifest's CRC
+  io::NpyArray array;               // as stored
+  std::vector<float> values;        // row-major, array.size() values
+};
+// Throws NpyError / runtime_error naming the file: unreadable, not .npy, other dtype.
+FloatTensor load_float_tensor(const std::filesystem::path& path);
+
+// The subcommands.
+int cmd_quantize(const Invocation& inv);
+int cmd_quality(const Invocation& inv);
+
+}  // namespace fp4sim::cli

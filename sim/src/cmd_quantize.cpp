@@ -1,0 +1,243 @@
+// fp4sim quantize (SPEC §5): one .npy tensor in, one result directory out, all or nothing.
+#include <bit>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "cli.hpp"
+#include "fp4sim/io/atomic_file.hpp"
+#include "fp4sim/io/crc32.hpp"
+#include "fp4sim/io/manifest.hpp"
+#include "fp4sim/io/npy.hpp"
+#include "fp4sim/layout.hpp"
+#include "fp4sim/quant.hpp"
+
+namespace fp4sim::cli {
+namespace {
+
+namespace fs = std::filesystem;
+namespace po = boost::program_options;
+
+constexpr const char* kUsage =
+    "quantize --format F --input X.npy --out DIR [--rounding rne|rna|rz|sr] [--seed S]\n"
+    "         [--stream N] [--scale-rule floor|ceil] [--pts on|off] [--2d] [--rht N]\n"
+    "         [--rht-bf16] [--force]";
+
+std::string format_list() {
+  std::string s;
+  for (const BlockFormatInfo& fi : all_block_formats()) s += (s.empty() ? "" : ", ") + std::string(fi.name);
+  return s;
+}
+
+bool is_mx(BlockFormat f) { return f != BlockFormat::Nvfp4 && f != BlockFormat::Hif4; }
+
+std::string hex32(uint32_t v) {
+  char buf[11];
+  std::snprintf(buf, sizeof buf, "0x%08x", static_cast<unsigned>(v));
+  return buf;
+}
+
+struct Parsed {
+  BlockFormat format{};
+  QuantOptions opt;
+  fs::path input, out;
+  bool force = false;
+};
+
+Parsed parse(const po::variables_map& vm) {
+  Parsed p;
+  const std::string fmt = vm["format"].as<std::string>();
+  if (!parse_block_format(fmt, p.format))
+    throw UsageError("--format: unknown format '" + fmt + "' (expected one of: " + format_list() + ")");
+  const BlockFormatInfo& fi = info(p.format);
+
+  const std::string rnd = get_or(vm, "rounding", "rne");
+  if (!parse_rounding(rnd, p.opt.rounding))
+    throw UsageError("--rounding: unknown mode '" + rnd + "' (expected rne, rna, rz or sr)");
+  if (vm.count("seed")) p.opt.seed = parse_uint("seed", vm["seed"].as<std::string>(), 0, UINT64_MAX);
+  if (vm.count("stream"))
+    p.opt.stream = static_cast<uint32_t>(parse_uint("stream", vm["stream"].as<std::string>(), 0, UINT32_MAX));
+
+  // Options that only mean something for some formats are refused elsewhere rather than
+  // silently ignored: a user who asked for them expected an effect.
+  if (vm.count("scale-rule")) {
+    const std::string sr = vm["scale-rule"].as<std::string>();
+    if (!parse_scale_rule(sr, p.opt.scale_rule))
+      throw UsageError("--scale-rule: unknown rule '" + sr + "' (expected floor or ceil)");
+    if (!is_mx(p.format))
+      throw UsageError("--scale-rule applies to MX formats only, not " + std::string(fi.name));
+  }
+  if (vm.count("pts")) {
+    p.opt.pts = parse_on_off("pts", vm["pts"].as<std::string>());
+    if (p.format != BlockFormat::Nvfp4)
+      throw UsageError("--pts applies to nvfp4 only, not " + std::string(fi.name));
+  }
+  p.opt.two_d = vm["2d"].as<bool>();
+  if (p.opt.two_d && p.format != BlockFormat::Nvfp4)
+    throw UsageError("--2d (16x16 tile scaling) applies to nvfp4 only, not " + std::string(fi.name));
+  if (vm.count("rht")) {
+    const std::string r = vm["rht"].as<std::string>();
+    const uint64_t n = parse_uint("rht", r, 0, 1u << 30);
+    if (n != 0 && (n < 2 || !std::has_single_bit(n)))
+      throw UsageError("--rht: size must be a power of two >= 2 (or 0 = off), got " + r);
+    p.opt.rht = static_cast<int>(n);
+  }
+  p.opt.rht_bf16 = vm["rht-bf16"].as<bool>();
+  if (p.opt.rht_bf16 && p.opt.rht == 0) throw UsageError("--rht-bf16 needs --rht N");
+  // The one seed drives both SR bits and the RHT signs of sizes other than 16 (SPEC §2.4).
+  p.opt.rht_seed = p.opt.seed;
+
+  p.input = vm["input"].as<std::string>();
+  p.out = vm["out"].as<std::string>();
+  if (p.out.empty()) throw UsageError("--out: empty directory name");
+  p.force = vm["force"].as<bool>();
+  return p;
+}
+
+}  // namespace
+
+int cmd_quantize(const Invocation& inv) {
+  po::options_description od("Options");
+  od.add_options()
+      ("format", po::value<std::string>()->required()->value_name("F"),
+       ("block format: " + format_list()).c_str())
+      ("input", po::value<std::string>()->required()->value_name("X.npy"),
+       "input tensor, float32 or uint16 (BF16 bits), rank >= 1; blocks run along the last axis")
+      ("out", po::value<std::string>()->required()->value_name("DIR"),
+       "output directory (created atomically; its parent must exist)")
+      ("rounding", po::value<std::string>()->value_name("MODE"),
+       "element rounding: rne (default), rna, rz, sr")
+      ("seed", po::value<std::string>()->value_name("S"),
+       "64-bit seed for sr bits and RHT signs (default 0)")
+      ("stream", po::value<std::string>()->value_name("N"), "32-bit Philox stream for sr (default 0)")
+      ("scale-rule", po::value<std::string>()->value_name("RULE"),
+       "MX scale rule: floor (OCP, default) or ceil")
+      ("pts", po::value<std::string>()->value_name("on|off"), "nvfp4 per-tensor FP32 scale (default on)")
+      ("2d", po::bool_switch(), "nvfp4: one scale per 16x16 tile (weights)")
+      ("rht", po::value<std::string>()->value_name("N"),
+       "random Hadamard transform of size N (power of two) along the last axis first; 0 = off")
+      ("rht-bf16", po::bool_switch(), "round the RHT output to BF16 (as TransformerEngine does)")
+      ("force", po::bool_switch(), "replace DIR if it already exists");
+  po::variables_map vm;
+  if (!parse_options(inv, kUsage, od, vm)) return kExitOk;
+  const Parsed p = parse(vm);
+  const BlockFormatInfo& fi = info(p.format);
+
+  // Fail before any work if the result could not be committed anyway.
+  std::error_code ec;
+  const fs::file_status out_st = fs::symlink_status(p.out, ec);
+  if (fs::exists(out_st) && !p.force)
+    throw io::IoError(p.out.string() + ": already exists (use --force to replace it)");
+  if (fs::exists(out_st) && !fs::is_directory(out_st))
+    throw io::IoError(p.out.string() + ": exists and is not a directory; not replacing it");
+
+  const FloatTensor t = load_float_tensor(p.input);
+  const io::NpyArray& in = t.array;
+  const std::vector<uint8_t>& in_bytes = t.file_bytes;
+  if (in.shape.empty())
+    throw std::runtime_error(p.input.string() +
+                             ": rank-0 array; quantize needs rank >= 1 (blocks run along the last axis)");
+  if (in.size() == 0)
+    throw std::runtime_error(p.input.string() + ": array has no elements, shape " + io::shape_string(in.shape));
+  const size_t cols = in.shape.back();
+  const size_t rows = in.size() / cols;
+  if (cols % static_cast<size_t>(fi.block) != 0)
+    throw std::runtime_error(p.input.string() + ": last axis " + std::to_string(cols) +
+                             " is not a multiple of the " + std::string(fi.name) + " block size " +
+                             std::to_string(fi.block));
+  if (p.opt.rht != 0 && cols % static_cast<size_t>(p.opt.rht) != 0)
+    throw std::runtime_error(p.input.string() + ": last axis " + std::to_string(cols) +
+                             " is not a multiple of the RHT size " + std::to_string(p.opt.rht));
+  const std::vector<float>& x = t.values;
+
+  Quantized q;
+  try {
+    q = quantize(p.format, x, rows, cols, p.opt);
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(p.input.string() + ": " + e.what());
+  }
+  const std::vector<float> deq = dequantize(q);
+
+  std::vector<size_t> scale_shape = in.shape;
+  scale_shape.back() = cols / static_cast<size_t>(fi.block);
+  std::vector<size_t> packed_shape = in.shape;
+  packed_shape.back() = cols / 2;
+  const bool four_bit = fi.elem->bits == 4;
+
+  io::StagingDir stage(p.out);
+  io::OutputWriter w(stage.path());
+  w.npy<uint8_t>("codes.npy", in.shape, q.codes);
+  if (four_bit) w.npy<uint8_t>("packed.npy", packed_shape, pack_nibbles_rows(q.codes, rows, cols));
+  if (fi.scale_word32)
+    w.npy<uint32_t>("scales.npy", scale_shape, q.scale_words);
+  else
+    w.npy<uint8_t>("scales.npy", scale_shape, q.scales);
+  w.npy<float>("dequant.npy", in.shape, deq);
+  if (p.format == BlockFormat::Nvfp4) {
+    const size_t one = 1;
+    const float gs = q.global_scale;
+    w.npy<float>("global_scale.npy", std::span<const size_t>(&one, 1), std::span<const float>(&gs, 1));
+  }
+
+  io::Json m;
+  m["tool"] = "fp4sim";
+  m["version"] = io::tool_version();
+  m["manifest_schema"] = io::kManifestSchema;
+  m["command"] = inv.name;
+  m["command_line"] = inv.argv;
+  m["format"] = fi.name;
+  m["element_type"] = fi.elem->name;
+  m["element_bits"] = fi.elem->bits;
+  m["scale_type"] = fi.scale->name;
+  m["scale_container"] = fi.scale_word32 ? "uint32 word: bits 7:0 e6m2, bits 15:8 E1_8 (8 elements each), "
+                                           "bits 31:16 E1_16 (4 elements each)"
+                                         : "uint8 code";
+  m["block_size"] = fi.block;
+  m["bits_per_value"] = fi.elem->bits + (fi.scale_word32 ? 32.0 : 8.0) / fi.block;
+  std::vector<std::string> not_applicable;
+  if (!is_mx(p.format)) not_applicable.push_back("scale_rule");
+  if (p.format != BlockFormat::Nvfp4) {
+    not_applicable.push_back("pts");
+    not_applicable.push_back("2d");
+  }
+  if (p.opt.rounding != Rounding::Sr) not_applicable.push_back("stream");
+  if (p.opt.rounding != Rounding::Sr && (p.opt.rht == 0 || p.opt.rht == 16)) not_applicable.push_back("seed");
+  if (p.opt.rht == 0) not_applicable.push_back("rht_bf16");
+  m["options"] = {{"rounding", rounding_name(p.opt.rounding)},
+                  {"seed", p.opt.seed},
+                  {"stream", p.opt.stream},
+                  {"scale_rule", scale_rule_name(p.opt.scale_rule)},
+                  {"pts", p.opt.pts ? "on" : "off"},
+                  {"2d", p.opt.two_d},
+                  {"rht", p.opt.rht},
+                  {"rht_bf16", p.opt.rht_bf16},
+                  {"rht_signs", p.opt.rht == 0 ? "none" : p.opt.rht == 16 ? "te-fixed-16" : "seeded"},
+                  {"force", p.force}};
+  m["options_without_effect"] = not_applicable;
+  m["input"] = {{"file", p.input.string()},
+                {"shape", in.shape},
+                {"dtype", io::dtype_name(in.dtype)},
+                {"interpreted_as", in.dtype == io::DType::U16 ? "bf16 bits" : "float32"},
+                {"bytes", in_bytes.size()},
+                {"crc32", io::crc32_hex(io::crc32(in_bytes))}};
+  m["tensor"] = {{"rows", rows}, {"cols", cols}, {"blocks", q.num_blocks()}};
+  m["layout"] = {{"block_axis", "last"},
+                 {"codes", "one element code per value, sign in the top bit of the element width"},
+                 {"nibble_order", "low nibble = even element"},
+                 {"packed", four_bit ? "packed.npy: two codes per byte, last axis halved"
+                                     : "none: elements wider than 4 bits, codes.npy is the storage form"},
+                 {"scale_layout", "row-major"},
+                 {"dequant_domain", p.opt.rht != 0 ? "after the RHT (rotated values)" : "input"}};
+  if (p.format == BlockFormat::Nvfp4) {
+    m["nvfp4"] = {{"global_scale", q.global_scale},
+                  {"global_scale_bits", hex32(std::bit_cast<uint32_t>(q.global_scale))},
+                  {"amax", q.amax},
+                  {"amax_bits", hex32(std::bit_cast<uint32_t>(q.amax))}};
+  }
+  m["files"] = w.files_json();
+  io::write_manifest(stage.path(), m);
+  stage.commit(p.force);
+  return kExitOk;
+}
+
+}  // namespace fp4sim::cli

@@ -1,0 +1,103 @@
+// fp4sim: command-line front end. Subcommands are rows of kCommands; adding one = a cmd_*.cpp
+// file, a declaration in cli.hpp and a row here.
+#include <algorithm>
+#include <exception>
+#include <iostream>
+#include <new>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cli.hpp"
+#include "fp4sim/io/manifest.hpp"
+
+namespace {
+
+using fp4sim::cli::Invocation;
+
+struct Command {
+  std::string_view name;
+  std::string_view help;  // one line, shown by `fp4sim --help`
+  fp4sim::cli::CommandFn fn;
+};
+
+constexpr Command kCommands[] = {
+    {"quantize", "quantize a .npy tensor into a block format; write codes, scales, dequant + manifest",
+     fp4sim::cli::cmd_quantize},
+    {"quality", "quantize an LLM-like tensor in every format and print a quality table",
+     fp4sim::cli::cmd_quality},
+};
+
+const Command* find_command(std::string_view name) {
+  for (const Command& c : kCommands)
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
+void print_overview(std::ostream& os) {
+  os << "fp4sim " << fp4sim::io::tool_version()
+     << " - bit-exact simulator for 4-bit block-scaled formats (NVFP4, MXFP4/6/8, HiF4)\n\n"
+        "Usage: fp4sim COMMAND [OPTIONS]\n"
+        "       fp4sim help COMMAND | fp4sim COMMAND --help\n"
+        "       fp4sim --version\n\nCommands:\n";
+  size_t width = 0;
+  for (const Command& c : kCommands) width = std::max(width, c.name.size());
+  for (const Command& c : kCommands)
+    os << "  " << c.name << std::string(width - c.name.size() + 2, ' ') << c.help << "\n";
+  os << "\nExit status: 0 success, 1 runtime error, 2 usage error. Errors are one line on stderr.\n";
+}
+
+// Errors must stay one line (callers grep stderr): fold any line breaks from nested messages.
+std::string one_line(std::string_view msg) {
+  std::string out;
+  for (char c : msg) out += (c == '\n' || c == '\r') ? ' ' : c;
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
+int report(std::string_view msg, int code) {
+  std::cerr << "fp4sim: error: " << one_line(msg) << "\n";
+  return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace fp4sim::cli;
+  std::vector<std::string> args(argv, argv + argc);
+  try {
+    if (argc < 2) throw UsageError("no command given (see fp4sim --help)");
+    std::string_view first = args[1];
+    if (first == "--help" || first == "-h" || (first == "help" && argc == 2)) {
+      print_overview(std::cout);
+      return kExitOk;
+    }
+    if (first == "--version") {
+      std::cout << "fp4sim " << fp4sim::io::tool_version() << "\n";
+      return kExitOk;
+    }
+    Invocation inv;
+    inv.argv = args;
+    if (first == "help") {
+      if (argc != 3) throw UsageError("usage: fp4sim help COMMAND");
+      const Command* c = find_command(args[2]);
+      if (!c) throw UsageError("unknown command '" + args[2] + "' (see fp4sim --help)");
+      inv.name = std::string(c->name);
+      inv.summary = std::string(c->help);
+      inv.args = {"--help"};
+      return c->fn(inv);
+    }
+    const Command* c = find_command(first);
+    if (!c) throw UsageError("unknown command '" + std::string(first) + "' (see fp4sim --help)");
+    inv.name = std::string(c->name);
+    inv.summary = std::string(c->help);
+    inv.args.assign(args.begin() + 2, args.end());
+    return c->fn(inv);
+  } catch (const UsageError& e) {
+    return report(e.what(), kExitUsage);
+  } catch (const std::bad_alloc&) {
+    return report("out of memory", kExitRuntime);
+  } catch (const std::exception& e) {
+    return report(e.what(), kExitRuntime);
+  }
+}

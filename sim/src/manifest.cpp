@@ -1,0 +1,85 @@
+#include "fp4sim/io/manifest.hpp"
+
+#include "fp4sim/io/atomic_file.hpp"
+#include "fp4sim/io/crc32.hpp"
+
+#ifndef FP4SIM_VERSION
+#error "FP4SIM_VERSION must be defined by the build (sim/CMakeLists.txt)"
+#endif
+
+namespace fp4sim::io {
+namespace fs = std::filesystem;
+
+std::string_view tool_version() { return FP4SIM_VERSION; }
+
+void OutputWriter::add(const std::string& name, DType dtype, std::span<const size_t> shape,
+                       std::span<const uint8_t> data) {
+  std::vector<uint8_t> bytes = write_npy(dir_ / name, dtype, shape, data);
+  files_.push_back(FileRecord{name, dtype, std::vector<size_t>(shape.begin(), shape.end()),
+                              bytes.size(), crc32(bytes)});
+}
+
+Json OutputWriter::files_json() const {
+  Json j = Json::object();
+  for (const FileRecord& f : files_) {
+    j[f.name] = Json{{"dtype", dtype_name(f.dtype)},
+                     {"shape", f.shape},
+                     {"bytes", f.bytes},
+                     {"crc32", crc32_hex(f.crc32)}};
+  }
+  return j;
+}
+
+void write_manifest(const fs::path& dir, const Json& manifest) {
+  write_file_atomic(dir / "manifest.json", manifest.dump(2) + "\n");
+}
+
+Json read_manifest(const fs::path& dir) {
+  const fs::path p = dir / "manifest.json";
+  std::vector<uint8_t> bytes = read_file(p);
+  try {
+    return Json::parse(bytes.begin(), bytes.end());
+  } catch (const nlohmann::json::exception& e) {
+    throw IoError(p.string() + ": invalid JSON: " + e.what());
+  }
+}
+
+std::vector<std::string> verify_manifest(const fs::path& dir) {
+  std::vector<std::string> problems;
+  Json m;
+  try {
+    m = read_manifest(dir);
+  } catch (const std::exception& e) {
+    problems.push_back(e.what());
+    return problems;
+  }
+  if (!m.contains("files") || !m["files"].is_object()) {
+    problems.push_back((dir / "manifest.json").string() + ": no \"files\" object");
+    return problems;
+  }
+  for (const auto& [name, rec] : m["files"].items()) {
+    const fs::path p = dir / name;
+    try {
+      std::vector<uint8_t> bytes = read_file(p);
+      if (rec.at("bytes").get<size_t>() != bytes.size())
+        problems.push_back(p.string() + ": " + std::to_string(bytes.size()) +
+                           " bytes, manifest says " + std::to_string(rec.at("bytes").get<size_t>()));
+      const std::string crc = crc32_hex(crc32(bytes));
+      if (rec.at("crc32").get<std::string>() != crc)
+        problems.push_back(p.string() + ": CRC-32 " + crc + ", manifest says " +
+                           rec.at("crc32").get<std::string>());
+      NpyArray a = parse_npy(bytes, p.string());
+      if (rec.at("dtype").get<std::string>() != dtype_name(a.dtype))
+        problems.push_back(p.string() + ": dtype " + std::string(dtype_name(a.dtype)) +
+                           ", manifest says " + rec.at("dtype").get<std::string>());
+      if (rec.at("shape").get<std::vector<size_t>>() != a.shape)
+        problems.push_back(p.string() + ": shape " + shape_string(a.shape) +
+                           " differs from the manifest");
+    } catch (const std::exception& e) {
+      problems.push_back(e.what());
+    }
+  }
+  return problems;
+}
+
+}  // namespace fp4sim::io
