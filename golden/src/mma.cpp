@@ -80,21 +80,25 @@ bool parse_mma_kind(std::string_view name, MmaKindId& out) {
 }
 
 void validate_mma_config(const MmaConfig& cfg, Model model) {
-  auto fail = [](const std::string& what) { throw std::invalid_argument("mma config: " + what); };
+  auto fail = [&](const char* what) {
+    throw std::invalid_argument(std::string("mma config: ") + what +
+                                (cfg.kind ? " (kind " + std::string(cfg.kind->name) + ")" : std::string()));
+  };
   if (!cfg.kind) fail("no kind");
   const MmaKind& k = *cfg.kind;
-  const std::string kn(k.name);
-  if (!in_list(cfg.elem_a, k.elems)) fail("element format of A not allowed for kind " + kn);
-  if (!in_list(cfg.elem_b, k.elems)) fail("element format of B not allowed for kind " + kn);
-  if (!in_list(cfg.scale, k.scales)) fail("scale format not allowed for kind " + kn);
+  // Table sanity: mma_dot decodes into 64-entry stack arrays, Blackwell keeps up to 8 group terms.
+  if (k.k <= 0 || k.k > 64 || k.group <= 0 || k.k % k.group != 0 || k.k / k.group > 8) {
+    fail("kind table row out of the supported shape");
+  }
+  if (!in_list(cfg.elem_a, k.elems)) fail("element format of A not allowed");
+  if (!in_list(cfg.elem_b, k.elems)) fail("element format of B not allowed");
+  if (!in_list(cfg.scale, k.scales)) fail("scale format not allowed");
   if (cfg.block <= 0 || std::find(k.blocks.begin(), k.blocks.end(), cfg.block) == k.blocks.end() ||
       k.k % cfg.block != 0) {
-    fail("block " + std::to_string(cfg.block) + " not allowed for kind " + kn);
+    fail("block size not allowed");
   }
   if (cfg.hif4_round_groups < 0) fail("hif4_round_groups must be >= 0");
-  if (model == Model::Blackwell && k.hardware_model != Model::Blackwell) {
-    fail("the blackwell model does not run kind " + kn);
-  }
+  if (model == Model::Blackwell && k.hardware_model != Model::Blackwell) fail("the blackwell model does not run this kind");
   if (model == Model::AscendHif4 && k.id != MmaKindId::Hif4) fail("ascend-hif4 runs only kind hif4");
 }
 
@@ -194,6 +198,9 @@ struct Ctx {
   const DecodeTable* f_s;
 };
 
+// Blackwell grouped kinds read 2 * E2M1 from the float table.
+bool needs_q_model(const Ctx& c) { return c.model == Model::Blackwell && c.group < c.k; }
+
 Ctx make_ctx(const MmaConfig& cfg, Model model) {
   validate_mma_config(cfg, model);
   Ctx c{};
@@ -213,9 +220,11 @@ Ctx make_ctx(const MmaConfig& cfg, Model model) {
   c.dy_a = &dy_table(*cfg.elem_a);
   c.dy_b = &dy_table(*cfg.elem_b);
   c.dy_s = &dy_table(*cfg.scale);
-  c.f_a = &decode_table(*cfg.elem_a);
-  c.f_b = &decode_table(*cfg.elem_b);
-  c.f_s = &decode_table(*cfg.scale);
+  if (model == Model::Fp32Seq || needs_q_model(c)) {  // float tables: a lock and a map lookup
+    c.f_a = &decode_table(*cfg.elem_a);
+    c.f_b = &decode_table(*cfg.elem_b);
+    c.f_s = &decode_table(*cfg.scale);
+  }
   return c;
 }
 
@@ -243,7 +252,7 @@ bool needs_el(const Ctx& c) {
 void decode_rows(const Ctx& c, bool is_a, const uint8_t* codes, const uint32_t* scales, size_t rows,
                  size_t K, int8_t* q, Dy* el, float* deq, Dy* sc) {
   const auto& dy = is_a ? *c.dy_a : *c.dy_b;
-  const DecodeTable& ft = is_a ? *c.f_a : *c.f_b;
+  const DecodeTable* ft = is_a ? c.f_a : c.f_b;  // null unless the model reads floats
   const uint8_t mask = is_a ? c.mask_a : c.mask_b;
   const size_t nblk = K / static_cast<size_t>(c.block);
   const bool want_q = needs_q(c), want_el = needs_el(c), want_deq = c.model == Model::Fp32Seq;
@@ -277,9 +286,9 @@ void decode_rows(const Ctx& c, bool is_a, const uint8_t* codes, const uint32_t* 
           deq[o] = ev * c.f_s->v[sword & 0xFFu];
         }
       } else {
-        if (want_q) q[o] = static_cast<int8_t>(ft.v[code] * 2.0f);  // E2M1 * 2 is an integer
+        if (want_q) q[o] = static_cast<int8_t>(ft->v[code] * 2.0f);  // E2M1 * 2 is an integer
         if (want_el) el[o] = dy[code];
-        if (want_deq) deq[o] = ft.v[code] * c.f_s->v[sword & 0xFFu];
+        if (want_deq) deq[o] = ft->v[code] * c.f_s->v[sword & 0xFFu];
       }
     }
   }

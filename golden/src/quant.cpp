@@ -90,13 +90,16 @@ FP4SIM_INLINE float abs_max_ignore_nan(const float* __restrict x, size_t n) {
 }
 
 // UE4M3 code of a non-negative float (or +Inf) under RNE, saturating at 448: equal to
-// encode(kUE4M3, f, Rne, true) (checked exhaustively over FP32 patterns in test_quant_fast).
+// encode(kUE4M3, f, Rne, true) (checked over FP32 patterns in test_quant_fast). Both the
+// subnormal and the normal candidate are computed and one is selected, so loops over blocks
+// vectorize. Normal: RNE at 3 mantissa bits on the pattern, a carry moving into the exponent.
 FP4SIM_INLINE uint8_t ue4m3_rne_sat(float f) {
-  if (!(f <= 448.0f)) return f != f ? uint8_t{0x7F} : uint8_t{0x7E};
-  if (f < 0x1p-6f) return static_cast<uint8_t>(std::nearbyint(f * 512.0f));  // subnormals, exact scaling
+  const auto sub = static_cast<uint32_t>(std::nearbyint(f * 512.0f));  // exact scaling, RNE
   uint32_t u = f2u(f);
-  u += 0x7FFFFu + ((u >> 20) & 1u);  // RNE at 3 mantissa bits; a carry moves into the exponent
-  return static_cast<uint8_t>((((u >> 23) - 120u) << 3) | ((u >> 20) & 7u));
+  u += 0x7FFFFu + ((u >> 20) & 1u);
+  const uint32_t norm = (((u >> 23) - 120u) << 3) | ((u >> 20) & 7u);
+  const uint32_t code = f < 0x1p-6f ? sub : norm;
+  return static_cast<uint8_t>(f > 448.0f ? 0x7Eu : code);
 }
 
 void check_shape(const BlockFormatInfo& fi, size_t xsize, size_t rows, size_t cols,
@@ -246,12 +249,14 @@ FP4SIM_INLINE uint8_t nvfp4_scale_code(float block_amax, const Nvfp4TensorScale&
 }
 
 // Value of a UE4M3 code produced by ue4m3_rne_sat (0x00..0x7E), from its fields.
-FP4SIM_INLINE float ue4m3_value(uint8_t c) {
+FP4SIM_INLINE float ue4m3_value(uint32_t c) {
   const uint32_t e = c >> 3, m = c & 7u;
-  return e == 0 ? static_cast<float>(m) * 0x1p-9f : u2f(((e + 120u) << 23) | (m << 20));
+  const float sub = static_cast<float>(m) * 0x1p-9f;
+  const float norm = u2f(((e + 120u) << 23) | (m << 20));
+  return e == 0 ? sub : norm;
 }
 
-FP4SIM_INLINE float nvfp4_inverse(uint8_t scale_code, const Nvfp4TensorScale& ts) {
+FP4SIM_INLINE float nvfp4_inverse(uint32_t scale_code, const Nvfp4TensorScale& ts) {
   const float s = ue4m3_value(scale_code) * ts.s_dec;
   return std::min(1.0f / s, FLT_MAX);  // 1/0 = +Inf -> FLT_MAX
 }
@@ -285,13 +290,22 @@ void nvfp4_quantize_block(const float* xb, size_t n, float inv, const QuantOptio
   }
 }
 
-// The common NVFP4 case (1x16 blocks, RNE) as one loop over blocks.
+// The common NVFP4 case (1x16 blocks, RNE), in chunks of blocks: block amaxes, then scale codes
+// and inverses (a loop over blocks that vectorizes), then the elements.
 FP4SIM_HOT void nvfp4_rne_1x16(const float* __restrict x, size_t n_blocks, Nvfp4TensorScale ts,
                                uint8_t* __restrict codes, uint8_t* __restrict scales) {
-  for (size_t b = 0; b < n_blocks; ++b) {
-    const uint8_t code = nvfp4_scale_code(abs_max_ignore_nan(x + b * 16, 16), ts);
-    scales[b] = code;
-    e2m1_rne_scaled(x + b * 16, 16, nvfp4_inverse(code, ts), codes + b * 16);
+  constexpr size_t kChunk = 256;
+  std::array<float, kChunk> amax, inv;
+  for (size_t b0 = 0; b0 < n_blocks; b0 += kChunk) {
+    const size_t nb = std::min(kChunk, n_blocks - b0);
+    const float* xc = x + b0 * 16;
+    for (size_t b = 0; b < nb; ++b) amax[b] = abs_max_ignore_nan(xc + b * 16, 16);
+    for (size_t b = 0; b < nb; ++b) {
+      const uint8_t code = nvfp4_scale_code(amax[b], ts);
+      scales[b0 + b] = code;
+      inv[b] = nvfp4_inverse(code, ts);
+    }
+    for (size_t b = 0; b < nb; ++b) e2m1_rne_scaled(xc + b * 16, 16, inv[b], codes + (b0 + b) * 16);
   }
 }
 
@@ -411,9 +425,11 @@ FP4SIM_HOT void quantize_hif4(const float* x, size_t n_blocks, const QuantOption
       w |= static_cast<uint32_t>(l2) << (8 + kk);
       for (int jj = 0; jj < 2; ++jj) {
         const int j = 2 * kk + jj;
-        const int l3 = std::ldexp(static_cast<double>(u2f(v16[j])) * rec, -l2) >= 2.0;
+        // multiplications by powers of two are exact; ldexp would cost a libm call each
+        const int l3 = static_cast<double>(u2f(v16[j])) * rec * (l2 ? 0.5 : 1.0) >= 2.0;
         w |= static_cast<uint32_t>(l3) << (16 + j);
-        const double kj = std::ldexp(rec, 2 - l2 - l3);
+        constexpr double kPow2[3] = {4.0, 2.0, 1.0};  // 2^(2 - level)
+        const double kj = rec * kPow2[l2 + l3];
         for (int i = 0; i < 4; ++i) k[4 * j + i] = kj;
       }
     }

@@ -148,6 +148,11 @@ int cmd_quality(const Invocation& inv) {
   const fs::path json_path = vm.count("json") ? fs::path(vm["json"].as<std::string>()) : fs::path();
   if (vm.count("json") && json_path.filename().empty())
     throw UsageError("--json: '" + json_path.string() + "' is not a file name");
+  // Fail before the work, not after it.
+  std::error_code ec;
+  const fs::path json_dir = json_path.parent_path().empty() ? fs::path(".") : json_path.parent_path();
+  if (!json_path.empty() && !fs::is_directory(json_dir, ec))
+    throw io::IoError(json_path.string() + ": parent directory does not exist");
 
   std::vector<float> x;
   io::Json tensor;
@@ -206,13 +211,6 @@ int cmd_quality(const Invocation& inv) {
     results.push_back(r);
   }
 
-  std::cout << "tensor: " << (from_file ? tensor["source"].get<std::string>() : "llm_activations")
-            << " " << rows << "x" << cols;
-  if (!from_file) std::cout << " seed " << seed << " (outlier channels 1/128, scale 50)";
-  std::cout << "; blocks along the last axis; element rounding rne\n"
-               "MSE/QSNR/bias over finite elements; RHT rows are measured in the rotated domain\n\n";
-  print_table(std::cout, results);
-
   if (!json_path.empty()) {
     io::Json j;
     j["tool"] = "fp4sim";
@@ -240,6 +238,14 @@ int cmd_quality(const Invocation& inv) {
     }
     io::write_file_atomic(json_path, j.dump(2) + "\n");
   }
+  // Printed last, so a failure above leaves stdout empty (errors are one stderr line).
+  std::cout << "tensor: " << (from_file ? tensor["source"].get<std::string>() : "llm_activations")
+            << " " << rows << "x" << cols;
+  if (!from_file) std::cout << " seed " << seed << " (outlier channels 1/128, scale 50)";
+  std::cout << "; blocks along the last axis; element rounding rne\n"
+               "MSE/QSNR/bias over finite elements; RHT rows are measured in the rotated domain\n\n";
+  print_table(std::cout, results);
+
   return kExitOk;
 }
 

@@ -580,6 +580,38 @@ TEST(MmaHand, OverflowAndFltMax) {
   EXPECT_EQ(dot(cfg_of(MmaKindId::Mxf4, Model::Blackwell), nbig, big, {254, 254}, {254, 254}, 0), kNInf);
 }
 
+TEST(MmaHand, Mxf8f6f4OverflowGivesInf) {
+  // SPEC §4 says Inf arises only from C for K = 32; in MMA-Sim the final float32 conversion also
+  // overflows: 32 * 448 * 448 * 2^127 * 2^127 >= 2^128 -> +Inf (and E5M2 Inf elements give Inf).
+  const std::vector<uint8_t> a(32, 0x7E), b(32, 0x7E), nb(32, 0xFE);
+  const MmaConfig bw = cfg_of(MmaKindId::Mxf8f6f4, Model::Blackwell);
+  EXPECT_EQ(dot(bw, a, b, {254}, {254}, 0), kPInf);
+  EXPECT_EQ(dot(bw, a, nb, {254}, {254}, 0), kNInf);
+  // 448 * 448 * 2^-20 * 2^-20 * 32 = 1.75^2 * 2^16 * 2^-40 * 2^5 = 3.0625 * 2^-19: finite, exact.
+  EXPECT_EQ(dot(bw, a, b, {107}, {107}, 0), fb(std::ldexp(3.0625f, -19)));
+}
+
+TEST(MmaHand, Fp6SubnormalExponents) {
+  // FP6 elements in kind::f8f6f4 (MMA-Sim does not run them; fp4sim extends its rule: a
+  // subnormal counts at the format's minimum exponent 1 - bias). E3M2 0x01 = 2^-4 (significand
+  // 0.25, exponent -2) and 0x21 = -2^-4, times E2M3 1.0 (0x08, exponent 0): they cancel, max_e =
+  // -2, grid 2^-27: C = 2^-27 (0x32000000) is kept, C = 2^-28 (0x31800000) is dropped.
+  std::vector<uint8_t> a(32, 0), b(32, 0);
+  a[0] = 0x01;
+  a[1] = 0x21;
+  b[0] = b[1] = 0x08;
+  const MmaConfig bw = cfg_of(MmaKindId::Mxf8f6f4, Model::Blackwell, &fp4sim::kE3M2, &fp4sim::kE2M3);
+  EXPECT_EQ(dot(bw, a, b, {127}, {127}, 0x32000000u), 0x32000000u);
+  EXPECT_EQ(dot(bw, a, b, {127}, {127}, 0x31800000u), 0u);
+  // E2M1 0.5 (0x1, subnormal at exponent 0, significand 0.5) in the same role: grid 2^-25.
+  const MmaConfig b4 = cfg_of(MmaKindId::Mxf8f6f4, Model::Blackwell, &fp4sim::kE2M1, &fp4sim::kE2M3);
+  std::vector<uint8_t> a4(32, 0);
+  a4[0] = 0x1;
+  a4[1] = 0x9;
+  EXPECT_EQ(dot(b4, a4, b, {127}, {127}, 0x33000000u), 0x33000000u);
+  EXPECT_EQ(dot(b4, a4, b, {127}, {127}, 0x32800000u), 0u);
+}
+
 TEST(MmaHand, InfinitiesAndNaNElements) {
   const std::vector<uint8_t> one(64, kF1);
   const std::vector<uint32_t> s(4, kS1);

@@ -1,0 +1,94 @@
+// MMA model throughput, one thread (= per core): multiply-accumulates per second.
+//
+//   build/tests/bench/bench_mma --benchmark_min_time=0.5
+//
+// "MAC/s" counts one element product per MAC (M * N * K per GEMM). The goal for the hardware
+// models (blackwell mxf4nvf4, ascend-hif4) is >= 100 M MAC/s per core; exact and fp32-seq are
+// listed for comparison, and mma_dot measures the single-instruction API (decoding included).
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "fp4sim/mma.hpp"
+
+namespace {
+
+constexpr size_t kM = 64, kN = 64, kK = 1024;
+
+struct Operands {
+  std::vector<uint8_t> a, b;
+  std::vector<uint32_t> sa, sb;
+  std::vector<float> c;
+};
+
+// Random element codes; scales near 1 so results stay finite (the fast path is the common one).
+Operands make_operands(const fp4sim::MmaConfig& cfg) {
+  std::mt19937_64 g(42);
+  Operands o;
+  o.a.resize(kM * kK);
+  o.b.resize(kN * kK);
+  // E4M3 NaN codes (0x7F / 0xFF) would make most results NaN early: replace them by 448.
+  auto code = [&]() { const auto v = static_cast<uint8_t>(g()); return (v & 0x7F) == 0x7F ? uint8_t(v - 1) : v; };
+  for (auto& x : o.a) x = code();
+  for (auto& x : o.b) x = code();
+  const size_t nb = kK / static_cast<size_t>(cfg.block);
+  o.sa.resize(kM * nb);
+  o.sb.resize(kN * nb);
+  auto scale = [&]() -> uint32_t {
+    if (cfg.scale->name == "ue4m3") return 0x30 + static_cast<uint32_t>(g() % 24);
+    if (cfg.scale->name == "ue8m0") return 120 + static_cast<uint32_t>(g() % 15);
+    return (0xB0 + static_cast<uint32_t>(g() % 32)) | (static_cast<uint32_t>(g()) & 0xFFFFFF00u);
+  };
+  for (auto& s : o.sa) s = scale();
+  for (auto& s : o.sb) s = scale();
+  o.c.assign(kM * kN, 0.5f);
+  return o;
+}
+
+void BM_gemm(benchmark::State& st, fp4sim::MmaKindId kind, fp4sim::Model model) {
+  const fp4sim::MmaConfig cfg = fp4sim::make_mma_config(kind);
+  const Operands o = make_operands(cfg);
+  for (auto _ : st) {
+    std::vector<float> d = fp4sim::gemm(cfg, model, kM, kN, kK, o.a, o.sa, o.b, o.sb, o.c, 1.0f, 1);
+    benchmark::DoNotOptimize(d.data());
+  }
+  st.counters["MAC/s"] = benchmark::Counter(static_cast<double>(st.iterations()) * kM * kN * kK,
+                                            benchmark::Counter::kIsRate);
+}
+
+void BM_mma_dot(benchmark::State& st, fp4sim::MmaKindId kind) {
+  const fp4sim::MmaConfig cfg = fp4sim::make_mma_config(kind);
+  const Operands o = make_operands(cfg);
+  const size_t ik = static_cast<size_t>(cfg.kind->k);
+  const size_t spi = ik / static_cast<size_t>(cfg.block);
+  uint32_t acc = 0;
+  size_t t = 0;
+  const size_t steps = kK / ik;
+  for (auto _ : st) {
+    const size_t k0 = (t % steps) * ik;
+    acc = fp4sim::mma_dot(cfg, o.a.data() + k0, o.b.data() + k0, o.sa.data() + k0 / ik * spi,
+                          o.sb.data() + k0 / ik * spi, acc & 0x3FFFFFFFu);
+    ++t;
+  }
+  benchmark::DoNotOptimize(acc);
+  st.counters["MAC/s"] = benchmark::Counter(static_cast<double>(st.iterations()) * static_cast<double>(ik),
+                                            benchmark::Counter::kIsRate);
+}
+
+using fp4sim::MmaKindId;
+using fp4sim::Model;
+
+BENCHMARK_CAPTURE(BM_gemm, blackwell_mxf4nvf4, MmaKindId::Mxf4Nvf4, Model::Blackwell)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_gemm, blackwell_mxf4, MmaKindId::Mxf4, Model::Blackwell)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_gemm, blackwell_mxf8f6f4, MmaKindId::Mxf8f6f4, Model::Blackwell)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_gemm, ascend_hif4, MmaKindId::Hif4, Model::AscendHif4)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_gemm, exact_mxf4nvf4, MmaKindId::Mxf4Nvf4, Model::Exact)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_gemm, fp32seq_mxf4nvf4, MmaKindId::Mxf4Nvf4, Model::Fp32Seq)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_mma_dot, blackwell_mxf4nvf4, MmaKindId::Mxf4Nvf4);
+BENCHMARK_CAPTURE(BM_mma_dot, ascend_hif4, MmaKindId::Hif4);
+
+}  // namespace
+
+BENCHMARK_MAIN();
