@@ -121,6 +121,9 @@ void check_shape(const BlockFormatInfo& fi, size_t xsize, size_t rows, size_t co
                                   std::to_string(cols));
     }
   }
+  if (fi.id == BlockFormat::Hif4 && opt.rounding == Rounding::Rz) {
+    throw std::invalid_argument("hif4 rounds half-up (rna; rne selects it too) or stochastically (sr), not rz");
+  }
   if (opt.two_d && fi.id != BlockFormat::Nvfp4) {
     throw std::invalid_argument("2D 16x16 scaling is defined for nvfp4 only");
   }
@@ -147,10 +150,27 @@ FP4SIM_INLINE float pow2_neg(int e) {
   return e == 127 ? u2f(0x00400000u) : u2f(static_cast<uint32_t>(127 - e) << 23);
 }
 
-// MXFP4 with RNE elements, the common case, as one loop the compiler can keep in vector registers.
-FP4SIM_HOT void mxfp4_rne_blocks(const BlockFormatInfo& fi, const float* __restrict x, size_t n_blocks,
-                                 ScaleRule rule, uint8_t* __restrict codes, uint8_t* __restrict scales) {
+// RNE code of |v| (FP32 bits ab, finite or not) in a small signed format with subnormals,
+// saturating at max: equal to encode(f, v, Rne, true) for |v| (test_quant_fast checks every MX
+// element type). Below the smallest normal the grid is uniform (nearbyint of an exact scaling);
+// above it, RNE at mbits on the FP32 pattern. Codes order like magnitudes, so min() saturates.
+FP4SIM_INLINE uint32_t small_rne_sat_mag(const ElemFormat& f, uint32_t ab) {
+  const float a = u2f(ab);
+  const int shift = 23 - f.mbits;
+  const uint32_t sub = static_cast<uint32_t>(std::nearbyint(a * u2f(static_cast<uint32_t>(127 + f.bias - 1 + f.mbits) << 23)));
+  const uint32_t u = ab + ((1u << (shift - 1)) - 1u) + ((ab >> shift) & 1u);
+  const uint32_t norm = (((u >> 23) - 127u + static_cast<uint32_t>(f.bias)) << f.mbits) | ((u >> shift) & ((1u << f.mbits) - 1u));
+  const bool is_sub = ab < (static_cast<uint32_t>(127 + 1 - f.bias) << 23);
+  if (ab >= kExpMask) return f.max_code();  // only reached for Inf/NaN, which MX blocks exclude
+  return std::min(is_sub ? sub : norm, f.max_code());
+}
+
+// MX blocks with RNE elements, the common case, as one loop the compiler can vectorize.
+FP4SIM_HOT void mx_rne_blocks(const BlockFormatInfo& fi, const float* __restrict x, size_t n_blocks,
+                              ScaleRule rule, uint8_t* __restrict codes, uint8_t* __restrict scales) {
   constexpr size_t B = 32;
+  const ElemFormat& ef = *fi.elem;
+  const bool fp4 = &ef == &kE2M1;
   for (size_t b = 0; b < n_blocks; ++b) {
     const float* xb = x + b * B;
     uint8_t* cb = codes + b * B;
@@ -162,14 +182,28 @@ FP4SIM_HOT void mxfp4_rne_blocks(const BlockFormatInfo& fi, const float* __restr
     }
     const int e = mx_shared_exp(fi, u2f(amax_bits), rule);
     scales[b] = static_cast<uint8_t>(e + kUE8M0Bias);
-    // x * 2^-e in float is exact unless it drops below 2^-126, where it rounds to 0 anyway.
-    e2m1_rne_scaled(xb, B, pow2_neg(e), cb);
+    // x * 2^-e in float is exact unless it drops below 2^-126, where every element type rounds
+    // it to 0 anyway (their smallest subnormal is >= 2^-16).
+    const float inv = pow2_neg(e);
+    if (fp4) {
+      e2m1_rne_scaled(xb, B, inv, cb);
+      continue;
+    }
+    const uint32_t sign = ef.sign_bit();
+    for (size_t i = 0; i < B; ++i) {
+      const uint32_t ab = f2u(xb[i] * inv) & 0x7FFFFFFFu;
+      cb[i] = static_cast<uint8_t>(small_rne_sat_mag(ef, ab) | (neg_bit(f2u(xb[i])) ? sign : 0u));
+    }
   }
 }
 
 }  // namespace
 
 const BlockFormatInfo& info(BlockFormat f) { return kBlockFormats[static_cast<size_t>(f)]; }
+
+Rounding effective_rounding(BlockFormat f, Rounding requested) {
+  return f == BlockFormat::Hif4 && requested == Rounding::Rne ? Rounding::Rna : requested;
+}
 
 std::span<const BlockFormatInfo> all_block_formats() { return kBlockFormats; }
 
@@ -197,9 +231,8 @@ void quantize_mx(BlockFormat f, const float* x, size_t n_blocks, const QuantOpti
   const BlockFormatInfo& fi = info(f);
   const size_t B = static_cast<size_t>(fi.block);
   const bool sr = opt.rounding == Rounding::Sr;
-  const bool fast_fp4 = fi.elem == &kE2M1 && opt.rounding == Rounding::Rne;
-  if (fast_fp4) {
-    mxfp4_rne_blocks(fi, x, n_blocks, opt.scale_rule, codes, scales);
+  if (opt.rounding == Rounding::Rne) {
+    mx_rne_blocks(fi, x, n_blocks, opt.scale_rule, codes, scales);
     return;
   }
   std::array<uint8_t, 64> rbytes{};

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <ostream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -12,6 +13,7 @@
 #include <boost/program_options.hpp>
 
 #include "fp4sim/io/npy.hpp"
+#include "fp4sim/quant.hpp"
 
 namespace fp4sim::cli {
 
@@ -61,8 +63,29 @@ struct FloatTensor {
 // Throws NpyError / runtime_error naming the file: unreadable, not .npy, other dtype.
 FloatTensor load_float_tensor(const std::filesystem::path& path);
 
+// The quantize options (--rounding --seed --stream --scale-rule --pts --2d --rht --rht-bf16) for
+// commands that quantize float operands (gemm). parse_quant_options applies the same rules as
+// `fp4sim quantize`: unknown values and options without effect on format f are UsageErrors.
+void add_quant_options(boost::program_options::options_description& od);
+QuantOptions parse_quant_options(const boost::program_options::variables_map& vm, BlockFormat f);
+
+// Throws io::IoError unless the directory that will hold `file` exists (checked before any work,
+// so a run never computes for minutes and then fails to write).
+void check_output_parent(const std::filesystem::path& file);
+
+// A plain text table: the first `text_cols` columns left-aligned, the others right-aligned, a rule
+// under the header. fmt_num prints "nan" / "inf" / "-inf" for non-finite values.
+void print_table(std::ostream& os, const std::vector<std::string>& head,
+                 const std::vector<std::vector<std::string>>& rows, size_t text_cols);
+std::string fmt_num(const char* printf_format, double v);
+
 // The subcommands.
 int cmd_quantize(const Invocation& inv);
 int cmd_quality(const Invocation& inv);
+int cmd_mma(const Invocation& inv);
+int cmd_gemm(const Invocation& inv);
+int cmd_linear(const Invocation& inv);
+int cmd_vectors(const Invocation& inv);
+int cmd_replay(const Invocation& inv);
 
 }  // namespace fp4sim::cli

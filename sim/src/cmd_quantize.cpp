@@ -54,6 +54,8 @@ Parsed parse(const po::variables_map& vm) {
   const std::string rnd = get_or(vm, "rounding", "rne");
   if (!parse_rounding(rnd, p.opt.rounding))
     throw UsageError("--rounding: unknown mode '" + rnd + "' (expected rne, rna, rz or sr)");
+  if (p.format == BlockFormat::Hif4 && p.opt.rounding == Rounding::Rz)
+    throw UsageError("--rounding rz: hif4 rounds half-up (rna, also selected by rne) or with sr");
   if (vm.count("seed")) p.opt.seed = parse_uint("seed", vm["seed"].as<std::string>(), 0, UINT64_MAX);
   if (vm.count("stream"))
     p.opt.stream = static_cast<uint32_t>(parse_uint("stream", vm["stream"].as<std::string>(), 0, UINT32_MAX));
@@ -203,7 +205,7 @@ int cmd_quantize(const Invocation& inv) {
   if (p.opt.rounding != Rounding::Sr) not_applicable.push_back("stream");
   if (p.opt.rounding != Rounding::Sr && (p.opt.rht == 0 || p.opt.rht == 16)) not_applicable.push_back("seed");
   if (p.opt.rht == 0) not_applicable.push_back("rht_bf16");
-  m["options"] = {{"rounding", rounding_name(p.opt.rounding)},
+  m["options"] = {{"rounding", rounding_name(effective_rounding(p.format, p.opt.rounding))},
                   {"seed", p.opt.seed},
                   {"stream", p.opt.stream},
                   {"scale_rule", scale_rule_name(p.opt.scale_rule)},

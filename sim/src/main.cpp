@@ -11,6 +11,12 @@
 #include "cli.hpp"
 #include "fp4sim/io/manifest.hpp"
 
+// Declared here until cli.hpp lists them (sim/src/cmd_run.cpp, cmd_whatif.cpp).
+namespace fp4sim::cli {
+int cmd_run(const Invocation& inv);
+int cmd_whatif(const Invocation& inv);
+}  // namespace fp4sim::cli
+
 namespace {
 
 using fp4sim::cli::Invocation;
@@ -26,6 +32,14 @@ constexpr Command kCommands[] = {
      fp4sim::cli::cmd_quantize},
     {"quality", "quantize an LLM-like tensor in every format and print a quality table",
      fp4sim::cli::cmd_quality},
+    {"mma", "run an MMA numerics model on element and scale codes (SPEC 5); write D.npy", fp4sim::cli::cmd_mma},
+    {"gemm", "quantize float operands, run a numerics model, report error vs FP64", fp4sim::cli::cmd_gemm},
+    {"linear", "one linear layer's Fprop/Dgrad/Wgrad under a training recipe; --ablation table",
+     fp4sim::cli::cmd_linear},
+    {"vectors", "write a golden vector suite (smoke, corners, random, llm)", fp4sim::cli::cmd_vectors},
+    {"replay", "re-check a vector suite bit for bit on a target (golden, ...)", fp4sim::cli::cmd_replay},
+    {"run", "LLM-like linear layer on the SystemC tensor-core and cube models, checked vs golden", fp4sim::cli::cmd_run},
+    {"whatif", "sweep model parameters (timing only); write one CSV row per configuration", fp4sim::cli::cmd_whatif},
 };
 
 const Command* find_command(std::string_view name) {

@@ -320,6 +320,31 @@ TEST(Hif4, E6m2RoundingAndCarry) {
   check_both(x);
 }
 
+// Vmax at every power of two: SF = BF16(2^k * 73/512) = 1.140625 * 2^(k-3) exactly, which
+// rounds to E6M2 1.25 * 2^(k-3) (4.5625 quarter steps -> 5) inside the clamps.
+TEST(Hif4, VmaxPowerOfTwo) {
+  std::vector<float> x;
+  for (int k = -149; k <= 127; ++k) {
+    std::vector<float> b(kG, 0.0f);
+    b[21] = std::ldexp(1.0f, k);
+    b[22] = -std::ldexp(0.5f, k);
+    b[50] = std::ldexp(0.75f, k);
+    x.insert(x.end(), b.begin(), b.end());
+  }
+  const Quantized q = quantize(BlockFormat::Hif4, x, x.size() / kG, kG);
+  for (int k = -149; k <= 127; ++k) {
+    const int e = k - 3;
+    uint32_t want = 0;
+    if (e > 15) {
+      want = 0xFE;
+    } else if (e >= -48) {
+      want = static_cast<uint32_t>((e + 48) << 2 | 1);
+    }
+    EXPECT_EQ(q.scale_words[static_cast<size_t>(k + 149)] & 0xFFu, want) << k;
+  }
+  check_both(x);
+}
+
 // Clamps: SF above 49152 -> 0xFE (never the NaN code 0xFF), below 2^-48 -> 0x00.
 TEST(Hif4, ScaleClamps) {
   const float vmaxes[] = {FLT_MAX, 1e30f, 49152.0f * 7.0f, vmax_for(49152.0), vmax_for(57344.0),

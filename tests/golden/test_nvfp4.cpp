@@ -296,6 +296,30 @@ TEST(Nvfp4, SingleNonzero) {
   }
 }
 
+// Block amax at every power of two from 2^-140 to 2^127, with and without PTS (one tensor per
+// binade so that PTS maps each amax to the top of the scale range).
+TEST(Nvfp4, AmaxPowerOfTwo) {
+  std::vector<float> all;
+  for (int k = -140; k <= 127; ++k) {
+    std::vector<float> x(32, 0.0f);
+    x[0] = std::ldexp(1.0f, k);
+    x[1] = -std::ldexp(0.75f, k);
+    x[17] = std::ldexp(1.0f, k - 3);  // second block: amax 1/8 of the tensor amax
+    x[18] = std::ldexp(0.625f, k - 3);
+    check_all(x, 1, 32);
+    all.insert(all.end(), x.begin(), x.end());
+  }
+  check_all(all, all.size() / 32, 32);  // all binades in one tensor: most blocks far below amax
+  // PTS on: the amax block's scale is 448 (code 0x7E) and the amax element is +6.
+  for (int k = -100; k <= 127; ++k) {
+    std::vector<float> x(16, 0.0f);
+    x[3] = std::ldexp(1.0f, k);
+    const Quantized q = quantize(BlockFormat::Nvfp4, x, 1, 16);
+    EXPECT_EQ(q.scales[0], 0x7Eu) << k;
+    EXPECT_EQ(q.codes[3], 0x7u) << k;
+  }
+}
+
 // The UE4M3 saturation boundary (PTS off so sdec_b = RN(amax * RN(1/6))): 448 is the largest
 // scale; 464 = (448 + 480)/2 ties to 448 (mantissa 110 is even), anything above saturates.
 TEST(Nvfp4, Ue4m3SaturationBoundary) {

@@ -58,8 +58,9 @@ TEST(QuantFast, Nvfp4InverseEqualsFormula) {
   }
 }
 
-// Element codes of the RNE fast paths (MXFP4, NVFP4 1x16) equal encode() of the scaled value.
-TEST(QuantFast, E2m1ElementsEqualGenericEncode) {
+// Element codes of the RNE fast paths (every MX element type, NVFP4 1x16) equal encode() of the
+// scaled value.
+TEST(QuantFast, RneElementsEqualGenericEncode) {
   std::mt19937_64 g(2024);
   std::vector<float> x(1 << 16);
   size_t bad = 0;
@@ -75,21 +76,23 @@ TEST(QuantFast, E2m1ElementsEqualGenericEncode) {
                             : 0.001f * static_cast<float>(g() % 7000);
       x[i] = (g() % 2) ? -v : v;
     }
-    for (BlockFormat f : {BlockFormat::Mxfp4, BlockFormat::Nvfp4}) {
+    for (BlockFormat f : {BlockFormat::Mxfp4, BlockFormat::Mxfp6E2M3, BlockFormat::Mxfp6E3M2,
+                          BlockFormat::Mxfp8E4M3, BlockFormat::Mxfp8E5M2, BlockFormat::Nvfp4}) {
       const size_t cols = 256, rows = x.size() / cols;
       const Quantized q = quantize(f, x, rows, cols);
       const size_t B = static_cast<size_t>(info(f).block);
       for (size_t i = 0; i < x.size(); ++i) {
         const size_t blk = i / B;
         double scaled;
-        if (f == BlockFormat::Mxfp4) {
+        if (f != BlockFormat::Nvfp4) {
           scaled = std::ldexp(static_cast<double>(x[i]), -(static_cast<int>(q.scales[blk]) - 127));
         } else {
           // the library derives S_enc from the tensor amax it reports; reproduce the inverse
           const Nvfp4TensorScale ts = nvfp4_tensor_scale(q.amax, true);
           scaled = x[i] * nvfp4_block_inverse(q.scales[blk], ts);
         }
-        const uint32_t want = encode(kE2M1, std::fabs(scaled), Rounding::Rne, true) | (x[i] < 0.0f ? 0x8u : 0u);
+        const ElemFormat& ef = *info(f).elem;
+        const uint32_t want = encode(ef, std::fabs(scaled), Rounding::Rne, true) | (x[i] < 0.0f ? ef.sign_bit() : 0u);
         if (q.codes[i] != want && ++bad <= 20) {
           ADD_FAILURE() << info(f).name << " x=" << x[i] << " scaled=" << scaled << " fast 0x" << std::hex
                         << int(q.codes[i]) << " generic 0x" << want;
@@ -98,6 +101,32 @@ TEST(QuantFast, E2m1ElementsEqualGenericEncode) {
     }
   }
   EXPECT_EQ(bad, 0u);
+}
+
+}  // namespace
+}  // namespace fp4sim
+
+namespace fp4sim {
+namespace {
+
+// HiF4's reference rounds half-up on the magnitude; rne requests that nearest rounding, rz is refused.
+TEST(QuantOptionsRules, Hif4RoundingModes) {
+  EXPECT_EQ(effective_rounding(BlockFormat::Hif4, Rounding::Rne), Rounding::Rna);
+  EXPECT_EQ(effective_rounding(BlockFormat::Hif4, Rounding::Sr), Rounding::Sr);
+  EXPECT_EQ(effective_rounding(BlockFormat::Nvfp4, Rounding::Rne), Rounding::Rne);
+  // x = 0.625 with E6M2 = 1 (block max 7 -> SF = BF16(0.998) = 1), REC = 1, levels 0: 4x = 2.5, a tie
+  std::vector<float> x(64, 0.0f);
+  x[0] = 7.0f;
+  x[60] = 0.625f;  // its groups of 4 and 8 hold nothing else, so its level bits are 0
+  QuantOptions o;
+  const Quantized rne = quantize(BlockFormat::Hif4, x, 1, 64, o);
+  o.rounding = Rounding::Rna;
+  const Quantized rna = quantize(BlockFormat::Hif4, x, 1, 64, o);
+  EXPECT_EQ(rne.scale_words[0] & 0xFFu, 0xC0u);  // E6M2 1.0
+  EXPECT_EQ(rne.codes[60], 3);                    // floor(2.5 + 0.5) = 3, half-up
+  EXPECT_EQ(rne.codes, rna.codes);
+  o.rounding = Rounding::Rz;
+  EXPECT_THROW(quantize(BlockFormat::Hif4, x, 1, 64, o), std::invalid_argument);
 }
 
 }  // namespace

@@ -29,6 +29,12 @@ struct BlockFormatInfo {
 };
 
 const BlockFormatInfo& info(BlockFormat f);
+
+// The element rounding a format actually applies for a requested mode. HiF4's reference
+// (To_HiFX) rounds half *up* on the magnitude, i.e. rna; fp4sim treats a request for rne as a
+// request for that nearest rounding (so default options reproduce the reference) and reports rna.
+// HiF4 has no rz mode: quantize() rejects it.
+Rounding effective_rounding(BlockFormat f, Rounding requested);
 std::span<const BlockFormatInfo> all_block_formats();
 // Parses a CLI name; returns false if unknown.
 bool parse_block_format(std::string_view name, BlockFormat& out);

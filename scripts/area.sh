@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# Area of the RTL datapaths with yosys 0.23 (generic gates, no liberty file): for every top
+#   1. coarse pass  (proc; opt; wreduce per module): the word-level multipliers ($mul) and widths
+#   2. `synth -top X; stat -tech cmos`: gate counts by type, flip-flops, yosys' CMOS transistor
+#      estimate (combinational gates only; flip-flops are reported separately and counted in the
+#      total at an assumed 24 transistors each: a static master-slave DFF with an enable mux)
+# then prints one table, the per-block breakdown of hif4_pe and nvfp4_pe64 (equal throughput:
+# one 64-element dot product per cycle each) and writes the raw yosys reports to OUTDIR.
+#
+# Usage: scripts/area.sh [OUTDIR]       (default: build-area; about 4 min on 2 cores)
+#        JOBS=N scripts/area.sh         (parallel yosys runs, default 2)
+#        TOPS="hif4_pe nvfp4_pe64" scripts/area.sh   (a subset; names from the list below)
+#        TOPS="... bs_dot_k32"          (opt-in: its 5 x 256-entry element decode tables per lane
+#                                        take yosys more than 20 min to fold)
+#        REPORT_ONLY=1 scripts/area.sh  (re-print the tables from the reports already in OUTDIR)
+# docs/area.md explains the results.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT=${1:-build-area}
+JOBS=${JOBS:-2}
+mkdir -p "$OUT"
+command -v yosys >/dev/null || { echo "area.sh: yosys not found (scripts/setup.sh installs it)" >&2; exit 1; }
+
+# Same order as rtl/CMakeLists.txt: the package first.
+SV="rtl/fp4sim_pkg.sv rtl/fp4sim_pipe_reg.sv rtl/fp4sim_pipe_chain.sv rtl/fp4sim_fix_to_fp32_rz.sv
+    rtl/fp4sim_fp32_add_rne.sv rtl/fp4_dot16.sv rtl/bs_k64_combine.sv rtl/bs_dot_k64.sv
+    rtl/bs_k32_front.sv rtl/bs_k32_combine.sv rtl/bs_dot_k32.sv rtl/hif4_dot64.sv rtl/hif4_combine.sv
+    rtl/hif4_pe.sv rtl/nvfp4_combine.sv rtl/nvfp4_pe64.sv"
+SV=$(echo $SV)
+
+# name -> "module|chparam arguments". PipeDepth 3 (input, mid and output registers) for every
+# 64-length unit, so that their register sets are comparable.
+declare -A TOP=(
+  [hif4_pe]="hif4_pe|-set PipeDepth 3"
+  [nvfp4_pe64]="nvfp4_pe64|-set PipeDepth 3"
+  [bs_dot_k64_ue4m3_b16]="bs_dot_k64|-set ScaleFmt 0 -set Block 16 -set PipeDepth 3"
+  [bs_dot_k64_ue8m0_b32]="bs_dot_k64|-set ScaleFmt 1 -set Block 32 -set PipeDepth 3"
+  [bs_dot_k32]="bs_dot_k32|-set PipeDepth 2"
+)
+NAMES=${TOPS:-"hif4_pe nvfp4_pe64 bs_dot_k64_ue4m3_b16 bs_dot_k64_ue8m0_b32"}
+
+synth_one() {
+  local name=$1 module=${TOP[$1]%%|*} params=${TOP[$1]#*|}
+  local t0=$SECONDS
+  yosys -q -l "$OUT/$name.log" -p "
+    read_verilog -sv $SV
+    chparam $params $module
+    hierarchy -check -top $module
+    design -save src
+    proc; opt_expr; opt_clean; wreduce; opt_clean
+    tee -q -o $OUT/$name.coarse.txt stat -width
+    design -load src
+    synth -top $module
+    tee -q -o $OUT/$name.cmos.txt stat -tech cmos
+  " >/dev/null
+  echo "area.sh: $name synthesized in $((SECONDS - t0)) s" >&2
+}
+export -f synth_one
+export OUT SV
+for n in $NAMES; do
+  [ -n "${TOP[$n]:-}" ] || { echo "area.sh: unknown top $n" >&2; exit 1; }
+done
+# Run JOBS yosys processes at a time.
+if [ -z "${REPORT_ONLY:-}" ]; then
+  pids=()
+  for n in $NAMES; do
+    synth_one "$n" &
+    pids+=($!)
+    if [ ${#pids[@]} -ge "$JOBS" ]; then wait "${pids[0]}"; pids=("${pids[@]:1}"); fi
+  done
+  for p in "${pids[@]}"; do wait "$p"; done
+fi
+
+python3 - "$OUT" $NAMES <<'PY'
+import re, sys
+out, names = sys.argv[1], sys.argv[2:]
+DFF_T = 24  # assumed transistors per flip-flop (yosys' cmos estimate leaves flops out)
+
+def blocks(path):
+    """stat output -> {module: {cells, transistors, types{}}} plus the hierarchy instance counts."""
+    mods, cur, hier = {}, None, {}
+    in_hier = False
+    for line in open(path):
+        m = re.match(r"=== (.*) ===", line.strip())
+        if m:
+            cur = m.group(1)
+            in_hier = cur == "design hierarchy"
+            mods[cur] = {"cells": 0, "tr": 0, "types": {}}
+            continue
+        if cur is None:
+            continue
+        s = line.strip()
+        m = re.match(r"Number of cells:\s+(\d+)", s)
+        if m:
+            mods[cur]["cells"] = int(m.group(1)); continue
+        m = re.match(r"Estimated number of transistors:\s+(\d+)", s)
+        if m:
+            mods[cur]["tr"] = int(m.group(1)); continue
+        m = re.match(r"(\$\S+)\s+(\d+)$", s)
+        if m:
+            mods[cur]["types"][m.group(1)] = int(m.group(2)); continue
+        m = re.match(r"(\S+)\s+(\d+)$", s)
+        if m and in_hier:
+            hier[m.group(1)] = int(m.group(2))
+    return mods, hier
+
+def short(mod):
+    mod = re.sub(r"^\$paramod\$[0-9a-f]+\\", "", mod)
+    mod = re.sub(r"^\$paramod\\", "", mod)
+    return mod.split("\\")[0]
+
+def flops(types):
+    return sum(v for k, v in types.items() if "DFF" in k or "DLATCH" in k)
+
+rows, per = [], {}
+for n in names:
+    cm, hier = blocks(f"{out}/{n}.cmos.txt")
+    co, _ = blocks(f"{out}/{n}.coarse.txt")
+    tot = cm["design hierarchy"]
+    ff = flops(tot["types"])
+    gates = {k: v for k, v in tot["types"].items() if k.startswith("$_") and "DFF" not in k}
+    # multipliers per module (coarse, before techmap), times the module's instance count
+    mults = {}
+    for mod, d in co.items():
+        if mod == "design hierarchy":
+            continue
+        inst = 1 if not hier else next((c for h, c in hier.items() if h == mod or short(h) == short(mod)), 1)
+        for k, v in d["types"].items():
+            if k.startswith("$mul"):
+                key = (short(mod), k.replace("$mul_", "Y"))
+                mults[key] = mults.get(key, 0) + v * inst
+    nmul = sum(mults.values())
+    rows.append((n, tot["cells"], ff, tot["tr"], tot["tr"] + DFF_T * ff, nmul, gates, mults))
+    per[n] = (cm, hier)
+
+print(f"\n## Totals (yosys synth; transistors: yosys cmos estimate of the gates, total adds {DFF_T} per flop)\n")
+print("| unit | cells | flops | gate transistors | total transistors | multipliers |")
+print("|---|---:|---:|---:|---:|---:|")
+for n, cells, ff, tr, ttot, nmul, _, _ in rows:
+    print(f"| {n} | {cells} | {ff} | {tr} | {ttot} | {nmul} |")
+
+print("\n## Gate types\n")
+kinds = sorted({k for r in rows for k in r[6]})
+print("| unit | " + " | ".join(k.strip("$_") for k in kinds) + " |")
+print("|---|" + "---:|" * len(kinds))
+for r in rows:
+    print(f"| {r[0]} | " + " | ".join(str(r[6].get(k, 0)) for k in kinds) + " |")
+
+print("\n## Multipliers (word-level $mul cells before techmap: block, output width Y, count)\n")
+for r in rows:
+    items = ", ".join(f"{c} x {m} {y}" for (m, y), c in sorted(r[7].items()))
+    print(f"- {r[0]}: {r[5]} = {items}")
+
+def breakdown(n, groups):
+    cm, hier = per[n]
+    res = {}
+    for mod, d in cm.items():
+        if mod == "design hierarchy":
+            continue
+        inst = next((c for h, c in hier.items() if h == mod), 1) if hier else 1
+        g = next((gname for gname, pats in groups.items() if any(p in short(mod) for p in pats)), "other")
+        ff = flops(d["types"])
+        a = res.setdefault(g, [0, 0, 0])
+        a[0] += d["cells"] * inst; a[1] += ff * inst; a[2] += (d["tr"] + DFF_T * ff) * inst
+    return res
+
+cols = [n for n in ("hif4_pe", "nvfp4_pe64", "bs_dot_k64_ue4m3_b16") if n in per]
+if "hif4_pe" in per and len(cols) > 1:
+    groups = {
+        "element products + integer tree": ["hif4_dot64", "fp4_dot16"],
+        "scale products, application, alignment, FP32 accumulate / round":
+            ["hif4_combine", "nvfp4_combine", "fp4sim_fp32_add_rne", "bs_k64_combine", "fp4sim_fix_to_fp32_rz"],
+        "pipeline registers": ["fp4sim_pipe_reg", "fp4sim_pipe_chain"],
+    }
+    bd = {n: breakdown(n, groups) for n in cols}
+    print("\n## 64-length PEs by block: transistors incl. flops (cells / flops), ratio hif4_pe / other\n")
+    print("| block | " + " | ".join(cols) + " | " + " | ".join(f"hif4 / {c}" for c in cols[1:]) + " |")
+    print("|---|" + "---:|" * (2 * len(cols) - 1))
+    for g in groups:
+        vals = [bd[n].get(g, [0, 0, 0]) for n in cols]
+        cells = " | ".join(f"{v[2]} ({v[0]} / {v[1]})" for v in vals)
+        ratios = " | ".join(f"{vals[0][2] / v[2]:.2f}" if v[2] else "-" for v in vals[1:])
+        print(f"| {g} | {cells} | {ratios} |")
+    tots = [sum(x[2] for x in bd[n].values()) for n in cols]
+    print("| total | " + " | ".join(str(t) for t in tots) + " | " +
+          " | ".join(f"{tots[0] / t:.2f}" for t in tots[1:]) + " |")
+PY

@@ -1,0 +1,95 @@
+// fp4sim replay: re-check a vector suite bit for bit on a target, case by case.
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "cli.hpp"
+#include "fp4sim/io/vectors.hpp"
+#include "fp4sim/mma.hpp"
+
+namespace fp4sim::cli {
+namespace {
+
+namespace fs = std::filesystem;
+namespace po = boost::program_options;
+
+constexpr const char* kUsage = "replay DIR --target NAME [--quiet] [--threads T]   (or --dir DIR)";
+
+// The replay targets. A new device plugs in as one row: a ReplayTarget (vectors.hpp), or a
+// single-instruction dot product wrapped by vectors::make_dot_target.
+struct TargetEntry {
+  std::string_view name;
+  std::string_view help;
+  std::unique_ptr<vectors::ReplayTarget> (*make)(unsigned threads);
+};
+
+const TargetEntry kTargets[] = {
+    {"golden", "fp4sim's golden models (fp4sim::gemm), every model",
+     [](unsigned threads) { return vectors::make_golden_target(threads); }},
+    {"golden-dot", "fp4sim::mma_dot one instruction at a time through the single-instruction adapter",
+     [](unsigned) {
+       return vectors::make_dot_target("golden-dot", {Model::Blackwell, Model::AscendHif4, Model::Fp32Seq, Model::Exact},
+                                       [](const MmaConfig& cfg, const uint8_t* a, const uint8_t* b, const uint32_t* sa,
+                                          const uint32_t* sb, uint32_t c) { return mma_dot(cfg, a, b, sa, sb, c); });
+     }},
+};
+
+std::string target_list() {
+  std::string s;
+  for (const TargetEntry& t : kTargets) s += (s.empty() ? "" : ", ") + std::string(t.name);
+  return s;
+}
+
+}  // namespace
+
+int cmd_replay(const Invocation& inv) {
+  // DIR may come first as a positional argument (the option parser takes no positionals).
+  Invocation rest = inv;
+  std::string dir_arg;
+  if (!rest.args.empty() && !rest.args[0].empty() && rest.args[0][0] != '-') {
+    dir_arg = rest.args[0];
+    rest.args.erase(rest.args.begin());
+  }
+  std::string target_help = "replay target: ";
+  for (const TargetEntry& t : kTargets) target_help += std::string(t.name) + " (" + std::string(t.help) + "); ";
+  po::options_description od("Options");
+  od.add_options()
+      ("dir", po::value<std::string>()->value_name("DIR"), "suite directory (instead of the leading DIR)")
+      ("target", po::value<std::string>()->required()->value_name("NAME"), target_help.c_str())
+      ("quiet", po::bool_switch(), "print only cases that did not pass, and the summary")
+      ("threads", po::value<std::string>()->value_name("T"), "worker threads (default 0 = all cores)");
+  po::variables_map vm;
+  if (!parse_options(rest, kUsage, od, vm)) return kExitOk;
+  if (!dir_arg.empty() && vm.count("dir")) throw UsageError("give the suite directory once (DIR or --dir)");
+  if (dir_arg.empty() && !vm.count("dir")) throw UsageError("no suite directory given (replay DIR --target NAME)");
+  const fs::path dir = dir_arg.empty() ? fs::path(vm["dir"].as<std::string>()) : fs::path(dir_arg);
+  const std::string tname = vm["target"].as<std::string>();
+  const TargetEntry* entry = nullptr;
+  for (const TargetEntry& t : kTargets)
+    if (t.name == tname) entry = &t;
+  if (!entry) throw UsageError("--target: unknown target '" + tname + "' (expected one of: " + target_list() + ")");
+  const unsigned threads =
+      vm.count("threads") ? static_cast<unsigned>(parse_uint("threads", vm["threads"].as<std::string>(), 0, 1024)) : 0;
+  const bool quiet = vm["quiet"].as<bool>();
+
+  const vectors::SuiteReader reader(dir);  // throws IoError naming manifest.json
+  std::unique_ptr<vectors::ReplayTarget> target = entry->make(threads);
+  const vectors::ReplayReport rep = vectors::replay_suite(reader, *target, [&](const vectors::CaseReport& r) {
+    if (quiet && r.status == vectors::CaseReport::Pass) return;
+    for (const std::string& l : vectors::format_case_report(r)) std::cout << l << "\n";
+    std::cout.flush();
+  });
+  std::cout << "replay " << dir.string() << " on " << target->name() << ": " << rep.cases.size() << " cases, "
+            << rep.pass << " pass, " << rep.fail << " fail, " << rep.error << " error, " << rep.skipped
+            << " skipped; " << rep.comparisons << " model outputs compared bit for bit\n";
+  std::cout.flush();
+  if (!rep.ok()) {
+    if (rep.fail || rep.error)
+      throw std::runtime_error("replay: " + std::to_string(rep.fail) + " case(s) failed, " + std::to_string(rep.error) +
+                               " case(s) could not be checked");
+    throw std::runtime_error("replay: target " + target->name() + " compared nothing (every case skipped)");
+  }
+  return kExitOk;
+}
+
+}  // namespace fp4sim::cli

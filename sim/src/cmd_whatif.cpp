@@ -1,0 +1,123 @@
+// fp4sim whatif: sweeps model parameters over one GEMM shape in timing-only mode (the schedule does
+// not depend on values) and writes a CSV, one row per configuration (docs/whatif.md).
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+#include "fp4sim/io/atomic_file.hpp"
+#include "fp4sim/linear.hpp"
+#ifdef FP4SIM_HAVE_MODELS
+#include "fp4sim/models/models.hpp"
+#endif
+
+namespace fp4sim::cli {
+namespace {
+
+namespace fs = std::filesystem;
+namespace po = boost::program_options;
+
+constexpr const char* kUsage = "whatif [--engine tensor-core|cube|both] [--m M --n N --k K] [--out FILE.csv]";
+
+#ifdef FP4SIM_HAVE_MODELS
+namespace fm = fp4sim::models;
+
+std::string csv_row(const std::string& engine, const std::string& format, const std::string& params,
+                    const fm::Stats& s) {
+  std::ostringstream o;
+  o << engine << "," << format << "," << params << "," << s.cycles << "," << s.compute_cycles << ","
+    << fmt_num("%.2f", s.macs_per_cycle()) << "," << fmt_num("%.4f", s.utilization());
+  for (const auto& [k, v] : s.stalls) o << "," << k << "=" << v;
+  return o.str();
+}
+#endif
+
+}  // namespace
+
+int cmd_whatif(const Invocation& inv) {
+  po::options_description od("Options");
+  od.add_options()
+      ("engine", po::value<std::string>()->value_name("E"), "tensor-core, cube or both (default both)")
+      ("m", po::value<std::string>()->value_name("M"), "GEMM M (default 512)")
+      ("n", po::value<std::string>()->value_name("N"), "GEMM N, multiple of 16 (default 1024)")
+      ("k", po::value<std::string>()->value_name("K"), "GEMM K, multiple of 64 (default 1024)")
+      ("out", po::value<std::string>()->value_name("FILE"), "CSV file (default out/whatif.csv)");
+  po::variables_map vm;
+  if (!parse_options(inv, kUsage, od, vm)) return kExitOk;
+  const std::string engine = get_or(vm, "engine", "both");
+  if (engine != "tensor-core" && engine != "cube" && engine != "both")
+    throw UsageError("--engine must be tensor-core, cube or both");
+  const uint64_t M = vm.count("m") ? parse_uint("--m", vm["m"].as<std::string>(), 8, 1u << 20) : 512;
+  const uint64_t N = vm.count("n") ? parse_uint("--n", vm["n"].as<std::string>(), 16, 1u << 20) : 1024;
+  const uint64_t K = vm.count("k") ? parse_uint("--k", vm["k"].as<std::string>(), 64, 1u << 20) : 1024;
+  if (N % 16 || K % 64) throw UsageError("--n must be a multiple of 16 and --k of 64");
+  const fs::path out = get_or(vm, "out", "out/whatif.csv");
+#ifndef FP4SIM_HAVE_MODELS
+  (void)M, (void)N, (void)K, (void)out;
+  throw std::runtime_error("fp4sim was built without the SystemC models (configure with FP4SIM_SYSTEMC=ON)");
+#else
+  if (out.has_parent_path()) fs::create_directories(out.parent_path());
+  std::ostringstream csv;
+  csv << "engine,format,p1,p2,p3,p4,cycles,compute_cycles,macs_per_cycle,utilization,stall1,stall2,stall3,stall4,"
+         "stall5\n";
+  size_t nrows = 0;
+  auto workload = [&](BlockFormat f) {
+    fm::Workload w;
+    w.cfg = mma_config_for(f);
+    w.model = w.cfg.model;
+    w.M = M;
+    w.N = N;
+    w.K = K;
+    w.timing_only = true;
+    return w;
+  };
+  if (engine != "cube") {
+    for (BlockFormat f : {BlockFormat::Nvfp4, BlockFormat::Mxfp4})
+      for (int lanes : {128, 256, 512})
+        for (int tile_n : {64, 128, 256})
+          for (int load : {64, 128, 256})
+            for (int depth : {8, 32}) {
+              fm::TensorCoreParams p;
+              p.dot_lanes = lanes;
+              p.tile_n = tile_n;
+              p.load_bytes_per_cycle = load;
+              p.pipeline_depth = depth;
+              const fm::Result r = fm::run_tensor_core(p, workload(f));
+              csv << csv_row("tensor-core", std::string(info(f).name),
+                             "dot_lanes=" + std::to_string(lanes) + ",tile_n=" + std::to_string(tile_n) +
+                                 ",load_Bpc=" + std::to_string(load) + ",pipeline=" + std::to_string(depth),
+                             r.stats)
+                  << "\n";
+              ++nrows;
+            }
+  }
+  if (engine != "tensor-core") {
+    for (BlockFormat f : {BlockFormat::Hif4, BlockFormat::Nvfp4, BlockFormat::Mxfp4})
+      for (int grid : {8, 16, 32})
+        for (size_t l0 : {32u * 1024, 64u * 1024, 128u * 1024})
+          for (int bw : {64, 128, 256})
+            for (int pek : {32, 64}) {
+              fm::CubeParams p;
+              p.rows = p.cols = grid;
+              p.l0a_bytes = p.l0b_bytes = l0;
+              p.l0a_load_bytes_per_cycle = p.l0b_load_bytes_per_cycle = bw;
+              p.pe_k = pek;
+              const fm::Result r = fm::run_cube(p, workload(f));
+              csv << csv_row("cube", std::string(info(f).name),
+                             "grid=" + std::to_string(grid) + ",l0ab_KiB=" + std::to_string(l0 / 1024) +
+                                 ",load_Bpc=" + std::to_string(bw) + ",pe_k=" + std::to_string(pek),
+                             r.stats)
+                  << "\n";
+              ++nrows;
+            }
+  }
+  io::write_file_atomic(out, csv.str());
+  std::cout << "wrote " << nrows << " configurations to " << out.string() << "\n";
+  return kExitOk;
+#endif
+}
+
+}  // namespace fp4sim::cli

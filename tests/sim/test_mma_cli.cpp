@@ -1,0 +1,542 @@
+// fp4sim mma / gemm / linear run as a user would (FP4SIM_CLI): results against the in-process
+// golden functions bit for bit, hand-derived values, and every bad input -> exit != 0, one stderr
+// line, no output file.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "fp4sim/io/npy.hpp"
+#include "fp4sim/linear.hpp"
+#include "fp4sim/mma.hpp"
+#include "fp4sim/synth.hpp"
+
+#include <nlohmann/json.hpp>
+
+#ifndef FP4SIM_CLI
+#error "FP4SIM_CLI (path of the fp4sim binary) must be defined by the build"
+#endif
+
+namespace fs = std::filesystem;
+using namespace fp4sim;
+
+namespace {
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+  size_t err_lines() const { return static_cast<size_t>(std::count(err.begin(), err.end(), '\n')); }
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+// A scratch directory; run() executes `fp4sim ARGS` inside it (ARGS pasted into a shell line).
+class Dir {
+ public:
+  Dir() {
+    static std::atomic<int> n{0};
+    root_ = fs::temp_directory_path() / ("fp4sim_mma_cli_" + std::to_string(::getpid()) + "_" + std::to_string(n++));
+    fs::remove_all(root_);
+    fs::create_directories(root_ / "w");
+  }
+  ~Dir() {
+    std::error_code ec;
+    fs::remove_all(root_, ec);
+  }
+  fs::path operator/(const std::string& name) const { return root_ / "w" / name; }
+  Result run(const std::string& args) const {
+    const fs::path o = root_ / "stdout", e = root_ / "stderr";
+    const std::string cmd = "cd '" + (root_ / "w").string() + "' && '" FP4SIM_CLI "' " + args + " >'" + o.string() +
+                            "' 2>'" + e.string() + "'";
+    const int st = std::system(cmd.c_str());
+    Result r;
+    r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    r.out = slurp(o);
+    r.err = slurp(e);
+    return r;
+  }
+
+ private:
+  fs::path root_;
+};
+
+template <class T>
+void save(const fs::path& p, std::vector<size_t> shape, const std::vector<T>& v) {
+  io::write_npy<T>(p, shape, v);
+}
+
+std::vector<uint32_t> load_bits(const fs::path& p) {
+  const io::NpyArray a = io::read_npy(p);
+  const std::vector<float> v = a.values<float>();
+  std::vector<uint32_t> b(v.size());
+  for (size_t i = 0; i < v.size(); ++i) b[i] = std::bit_cast<uint32_t>(v[i]);
+  return b;
+}
+
+std::vector<uint32_t> bits_of(const std::vector<float>& v) {
+  std::vector<uint32_t> b(v.size());
+  for (size_t i = 0; i < v.size(); ++i) b[i] = std::bit_cast<uint32_t>(v[i]);
+  return b;
+}
+
+// The contract for every failure: the exit code, one line on stderr with the prefix, no stdout.
+void expect_failure(const Result& r, int code, const std::string& needle) {
+  EXPECT_EQ(r.code, code) << r.err;
+  EXPECT_EQ(r.err_lines(), 1u) << r.err;
+  EXPECT_EQ(r.err.rfind("fp4sim: error: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find(needle), std::string::npos) << "missing '" << needle << "' in: " << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+struct Operands {
+  MmaConfig cfg;
+  size_t M, N, K;
+  std::vector<uint8_t> a, b;
+  std::vector<uint32_t> sa, sb;
+  std::vector<float> c;
+};
+
+// Random codes over the whole code space of each format (NaN/Inf codes included), scale codes
+// near 1.0 with the odd special, C with the odd special: every path of the models gets traffic.
+Operands random_operands(const MmaConfig& cfg, size_t M, size_t N, size_t instructions, uint64_t seed) {
+  std::mt19937_64 g(seed);
+  Operands o{cfg, M, N, static_cast<size_t>(cfg.kind->k) * instructions, {}, {}, {}, {}, {}};
+  const size_t nblk = o.K / static_cast<size_t>(cfg.block);
+  auto codes = [&](const ElemFormat& f, size_t n) {
+    std::vector<uint8_t> v(n);
+    for (auto& x : v) x = static_cast<uint8_t>(g() % (1u << f.bits));
+    return v;
+  };
+  auto scales = [&](size_t n) {
+    std::vector<uint32_t> v(n);
+    for (auto& x : v) {
+      const uint64_t r = g();
+      if (cfg.kind->scale_word32) x = (0xC0u - 8 + r % 17) | (static_cast<uint32_t>(r >> 32) & 0xFFFFFF00u);
+      else if (cfg.scale->name == "ue8m0") x = r % 97 == 0 ? 0xFFu : 120 + r % 15;
+      else x = static_cast<uint32_t>(r % 256);  // every UE4M3 code incl. 0x7F / 0xFF NaN and sign bits
+    }
+    return v;
+  };
+  o.a = codes(*cfg.elem_a, M * o.K);
+  o.b = codes(*cfg.elem_b, N * o.K);
+  o.sa = scales(M * nblk);
+  o.sb = scales(N * nblk);
+  o.c.resize(M * N);
+  for (auto& x : o.c) {
+    const uint64_t r = g();
+    x = r % 31 == 0 ? INFINITY : std::ldexp(static_cast<float>(static_cast<int>(r % 2001) - 1000), -6);
+  }
+  return o;
+}
+
+void write_operands(const Dir& d, const Operands& o) {
+  const size_t nblk = o.K / static_cast<size_t>(o.cfg.block);
+  save<uint8_t>(d / "a.npy", {o.M, o.K}, o.a);
+  save<uint8_t>(d / "b.npy", {o.N, o.K}, o.b);
+  if (o.cfg.kind->scale_word32) {
+    save<uint32_t>(d / "sa.npy", {o.M, nblk}, o.sa);
+    save<uint32_t>(d / "sb.npy", {o.N, nblk}, o.sb);
+  } else {
+    std::vector<uint8_t> sa(o.sa.begin(), o.sa.end()), sb(o.sb.begin(), o.sb.end());
+    save<uint8_t>(d / "sa.npy", {o.M, nblk}, sa);
+    save<uint8_t>(d / "sb.npy", {o.N, nblk}, sb);
+  }
+  save<float>(d / "c.npy", {o.M, o.N}, o.c);
+}
+
+std::string kind_args(const MmaConfig& cfg) {
+  std::string s = "--kind " + std::string(cfg.kind->name) + " --block " + std::to_string(cfg.block);
+  if (cfg.kind->scales[1]) s += " --scale-type " + std::string(cfg.scale->name);
+  if (cfg.kind->id == MmaKindId::Mxf8f6f4)
+    s += " --elem-a " + std::string(cfg.elem_a->name) + " --elem-b " + std::string(cfg.elem_b->name);
+  return s;
+}
+
+const char* kOperandArgs = " --a a.npy --b b.npy --sfa sa.npy --sfb sb.npy";
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// fp4sim mma
+
+TEST(CliMma, EveryKindAndModelEqualsInProcessGemm) {
+  const std::vector<MmaConfig> cfgs = {
+      make_mma_config(MmaKindId::Mxf4),
+      make_mma_config(MmaKindId::Mxf4Nvf4, nullptr, nullptr, &kUE4M3, 16),
+      make_mma_config(MmaKindId::Mxf4Nvf4, nullptr, nullptr, &kUE4M3, 32),
+      make_mma_config(MmaKindId::Mxf4Nvf4, nullptr, nullptr, &kUE8M0, 16),
+      make_mma_config(MmaKindId::Mxf8f6f4, &kE4M3, &kE4M3),
+      make_mma_config(MmaKindId::Mxf8f6f4, &kE5M2, &kE2M1),
+      make_mma_config(MmaKindId::Mxf8f6f4, &kE3M2, &kE2M3),
+      make_mma_config(MmaKindId::Hif4),
+  };
+  Dir d;
+  uint64_t seed = 1;
+  size_t checked = 0;
+  for (const MmaConfig& cfg : cfgs) {
+    const Operands o = random_operands(cfg, 5, 3, 2, seed++);
+    write_operands(d, o);
+    for (Model m : {cfg.kind->hardware_model, Model::Exact, Model::Fp32Seq}) {
+      SCOPED_TRACE(kind_args(cfg) + " " + std::string(model_name(m)));
+      const Result r = d.run("mma " + kind_args(cfg) + kOperandArgs + " --c c.npy --model " +
+                             std::string(model_name(m)) + " --out d.npy");
+      ASSERT_EQ(r.code, 0) << r.err;
+      EXPECT_TRUE(r.err.empty());
+      const std::vector<float> want =
+          gemm(cfg, m, o.M, o.N, o.K, o.a, std::span<const uint32_t>(o.sa), o.b, std::span<const uint32_t>(o.sb), o.c);
+      EXPECT_EQ(load_bits(d / "d.npy"), bits_of(want));
+      const io::NpyArray out = io::read_npy(d / "d.npy");
+      EXPECT_EQ(out.shape, (std::vector<size_t>{o.M, o.N}));
+      ++checked;
+    }
+    // No --c: C = +0, and the default model is the kind's hardware model; threads do not matter.
+    const Result r = d.run("mma " + kind_args(cfg) + kOperandArgs + " --out d0.npy --threads 1");
+    ASSERT_EQ(r.code, 0) << r.err;
+    const std::vector<float> want = gemm(cfg, cfg.kind->hardware_model, o.M, o.N, o.K, o.a,
+                                         std::span<const uint32_t>(o.sa), o.b, std::span<const uint32_t>(o.sb), {});
+    EXPECT_EQ(load_bits(d / "d0.npy"), bits_of(want));
+  }
+  EXPECT_EQ(checked, cfgs.size() * 3);
+}
+
+// D = C + sum over k of a*b*sa*sb, worked by hand: mxf4nvf4, UE4M3 per 16, one instruction.
+// A = 1.0 (E2M1 0x2) everywhere, B = 0.5 (0x1) everywhere, SA = 1.0 (0x38) for blocks 0-2 and 2.0
+// (0x40) for block 3, SB = 1.5 (0x3C) everywhere, C = 0.25:
+//   blocks 0-2: 3 * 16 * (1 * 0.5 * 1 * 1.5) = 36;  block 3: 16 * (1 * 0.5 * 2 * 1.5) = 24
+//   D = 0.25 + 36 + 24 = 60.25 (exact in FP32, so every model agrees).
+TEST(CliMma, HandDerivedValue) {
+  Dir d;
+  save<uint8_t>(d / "a.npy", {1, 64}, std::vector<uint8_t>(64, 0x2));
+  save<uint8_t>(d / "b.npy", {1, 64}, std::vector<uint8_t>(64, 0x1));
+  save<uint8_t>(d / "sa.npy", {1, 4}, {0x38, 0x38, 0x38, 0x40});
+  save<uint8_t>(d / "sb.npy", {1, 4}, {0x3C, 0x3C, 0x3C, 0x3C});
+  save<float>(d / "c.npy", {1, 1}, {0.25f});
+  for (const char* m : {"blackwell", "exact", "fp32-seq"}) {
+    const Result r = d.run(std::string("mma --kind mxf4nvf4 --scale-type ue4m3 --block 16") + kOperandArgs +
+                           " --c c.npy --model " + m + " --out d.npy");
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(io::read_npy(d / "d.npy").values<float>(), std::vector<float>{60.25f}) << m;
+  }
+  // The SPEC's kind defaults: mxf4nvf4 = UE4M3 per 16; the summary line says what ran.
+  const Result r = d.run(std::string("mma --kind mxf4nvf4") + kOperandArgs + " --c c.npy --out d.npy");
+  ASSERT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("ue4m3 per 16"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("model blackwell"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 instruction)"), std::string::npos) << r.out;
+}
+
+TEST(CliMma, BadInputsFailWithOneLine) {
+  Dir d;
+  const Operands o = random_operands(make_mma_config(MmaKindId::Mxf4), 2, 3, 2, 9);
+  write_operands(d, o);
+  save<float>(d / "af.npy", {2, 128}, std::vector<float>(256, 1.0f));
+  save<uint8_t>(d / "a1.npy", {256}, std::vector<uint8_t>(256, 0));
+  save<uint8_t>(d / "a96.npy", {2, 96}, std::vector<uint8_t>(192, 0));
+  save<uint8_t>(d / "sa96.npy", {2, 3}, std::vector<uint8_t>(6, 127));
+  save<uint8_t>(d / "b96.npy", {3, 96}, std::vector<uint8_t>(288, 0));
+  save<uint8_t>(d / "sb96.npy", {3, 3}, std::vector<uint8_t>(9, 127));
+  std::vector<uint8_t> packed(2 * 128, 0x21);  // two E2M1 codes per byte: 0x21 does not fit 4 bits
+  save<uint8_t>(d / "apacked.npy", {2, 128}, packed);
+  save<uint32_t>(d / "sa32.npy", {2, 4}, std::vector<uint32_t>(8, 127));
+  save<uint8_t>(d / "sa_bad.npy", {2, 2}, std::vector<uint8_t>(4, 127));
+  save<float>(d / "c_bad.npy", {3, 2}, std::vector<float>(6, 0.0f));
+  save<uint8_t>(d / "c_u8.npy", {2, 3}, std::vector<uint8_t>(6, 0));
+  {
+    std::string bytes = slurp(d / "a.npy");
+    std::ofstream(d / "a_trunc.npy", std::ios::binary) << bytes.substr(0, bytes.size() - 5);
+  }
+  const std::string ok = std::string(kOperandArgs) + " --out d.npy";
+  struct Bad {
+    std::string args;
+    int code;
+    std::string needle;
+  };
+  const std::vector<Bad> bad = {
+      {"mma --kind mxf9" + ok, 2, "--kind: unknown kind 'mxf9'"},
+      {"mma --kind mxf4 --model fast" + ok, 2, "--model: unknown model 'fast'"},
+      {"mma --kind mxf4 --model ascend-hif4" + ok, 2, "ascend-hif4 runs only kind hif4"},
+      {"mma --kind hif4 --model blackwell" + ok, 2, "the blackwell model does not run this kind"},
+      {"mma --kind mxf4 --block 16" + ok, 2, "block size not allowed"},
+      {"mma --kind mxf4 --elem e4m3" + ok, 2, "--elem: 'e4m3' is not allowed for kind mxf4"},
+      {"mma --kind mxf8f6f4 --elem e4m3 --elem-a e5m2" + ok, 2, "--elem cannot be combined"},
+      {"mma --kind mxf4nvf4 --scale-type e6m2" + ok, 2, "--scale-type: 'e6m2' is not allowed"},
+      {"mma --kind mxf4 --block x" + ok, 2, "--block: 'x' is not a non-negative integer"},
+      {"mma --kind mxf4" + std::string(kOperandArgs), 2, "--out"},
+      {"mma --kind mxf4 --a a.npy --b b.npy --sfa sa.npy --out d.npy", 2, "--sfb"},
+      {"mma --kind mxf4 --frobnicate" + ok, 2, "frobnicate"},
+      {"mma --kind mxf4 --a af.npy --b b.npy --sfa sa.npy --sfb sb.npy --out d.npy", 1, "af.npy: A must be uint8, got float32"},
+      {"mma --kind mxf4 --a a1.npy --b b.npy --sfa sa.npy --sfb sb.npy --out d.npy", 1, "a1.npy: A must be a 2-D array"},
+      {"mma --kind mxf4 --a a96.npy --b b.npy --sfa sa.npy --sfb sb.npy --out d.npy", 1, "b.npy: B has shape (3, 128) but A has K = 96"},
+      {"mma --kind mxf4 --a a96.npy --b b96.npy --sfa sa96.npy --sfb sb96.npy --out d.npy", 1,
+       "K = 96 is not a multiple of 64"},
+      {"mma --kind mxf4 --a apacked.npy --b b.npy --sfa sa.npy --sfb sb.npy --out d.npy", 1,
+       "apacked.npy: code 0x21 at [0, 0] does not fit 4-bit e2m1"},
+      {"mma --kind mxf4 --a a.npy --b b.npy --sfa sa32.npy --sfb sb.npy --out d.npy", 1, "sa32.npy: SA must be uint8, got uint32"},
+      {"mma --kind hif4 --a a.npy --b b.npy --sfa sa.npy --sfb sb.npy --out d.npy", 1, "sa.npy: SA must be uint32, got uint8"},
+      {"mma --kind mxf4 --a a.npy --b b.npy --sfa sa_bad.npy --sfb sb.npy --out d.npy", 1, "sa_bad.npy: SA has shape (2, 2), expected (2, 4)"},
+      {"mma --kind mxf4" + std::string(kOperandArgs) + " --c c_bad.npy --out d.npy", 1, "c_bad.npy: C has shape (3, 2), expected (2, 3)"},
+      {"mma --kind mxf4" + std::string(kOperandArgs) + " --c c_u8.npy --out d.npy", 1, "c_u8.npy: C must be float32"},
+      {"mma --kind mxf4 --a nope.npy --b b.npy --sfa sa.npy --sfb sb.npy --out d.npy", 1, "nope.npy"},
+      {"mma --kind mxf4 --a a_trunc.npy --b b.npy --sfa sa.npy --sfb sb.npy --out d.npy", 1, "a_trunc.npy"},
+      {"mma --kind mxf4" + std::string(kOperandArgs) + " --out no/such/dir/d.npy", 1, "parent directory does not exist"},
+  };
+  for (const Bad& b : bad) {
+    SCOPED_TRACE(b.args);
+    const Result r = d.run(b.args);
+    expect_failure(r, b.code, b.needle);
+    EXPECT_FALSE(fs::exists(d / "d.npy"));
+  }
+  // K = 96 is fine for the exact model (a multiple of the block, 32).
+  const Result r = d.run("mma --kind mxf4 --model exact --a a96.npy --b b96.npy --sfa sa96.npy --sfb sb96.npy --out d.npy");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(io::read_npy(d / "d.npy").values<float>(), std::vector<float>(6, 0.0f));
+}
+
+// ---------------------------------------------------------------------------------------------
+// fp4sim gemm
+
+TEST(CliGemm, EqualsInProcessQuantizedGemm) {
+  Dir d;
+  const size_t M = 24, N = 16, K = 256;
+  const std::vector<float> a = llm_activations(M, K, 11), b = llm_weights(N, K, 12);
+  std::vector<float> c(M * N);
+  for (size_t i = 0; i < c.size(); ++i) c[i] = static_cast<float>(static_cast<int>(i % 9) - 4) * 0.125f;
+  save<float>(d / "a.npy", {M, K}, a);
+  save<float>(d / "b.npy", {N, K}, b);
+  save<float>(d / "c.npy", {M, N}, c);
+  struct Run {
+    BlockFormat f;
+    std::string opts;
+    QuantOptions qa;
+    std::optional<Model> model;
+    bool with_c;
+  };
+  QuantOptions sr;
+  sr.rounding = Rounding::Sr;
+  sr.seed = 5;
+  sr.rht_seed = 5;
+  sr.stream = 7;
+  QuantOptions nv2d;
+  nv2d.two_d = true;
+  nv2d.rht = 16;
+  QuantOptions ceil;
+  ceil.scale_rule = ScaleRule::Ceil;
+  QuantOptions hr;
+  hr.rht = 64;
+  hr.seed = hr.rht_seed = 3;
+  const std::vector<Run> runs = {
+      {BlockFormat::Nvfp4, "", {}, std::nullopt, true},
+      {BlockFormat::Nvfp4, "--rounding sr --seed 5 --stream 7", sr, std::nullopt, false},
+      {BlockFormat::Nvfp4, "--2d --rht 16 --model exact", nv2d, Model::Exact, true},
+      {BlockFormat::Mxfp4, "--scale-rule ceil --model fp32-seq", ceil, Model::Fp32Seq, true},
+      {BlockFormat::Hif4, "--rht 64 --seed 3", hr, std::nullopt, true},
+      {BlockFormat::Mxfp8E5M2, "", {}, std::nullopt, false},
+  };
+  for (const Run& run : runs) {
+    const std::string fname(info(run.f).name);
+    SCOPED_TRACE(fname + " " + run.opts);
+    const Result r = d.run("gemm --format " + fname + " --a a.npy --b b.npy " + (run.with_c ? "--c c.npy " : "") +
+                           run.opts + " --out d.npy --json g.json");
+    ASSERT_EQ(r.code, 0) << r.err;
+    QuantOptions qb = run.qa;
+    qb.stream = run.qa.stream + 1;  // B's SR bits come from the next stream
+    const QuantizedGemm q = quantized_gemm(run.f, a, run.qa, b, qb, run.with_c ? std::span<const float>(c)
+                                                                                : std::span<const float>(),
+                                           M, N, K, run.model);
+    EXPECT_EQ(load_bits(d / "d.npy"), bits_of(q.d));
+    const std::vector<double> ref = reference_gemm_f64(a, b, run.with_c ? std::span<const float>(c)
+                                                                         : std::span<const float>(), M, N, K);
+    const GemmError e = gemm_error(q.d, ref);
+    char want[64];
+    std::snprintf(want, sizeof want, "rel_err %.6e", e.rel_err);
+    EXPECT_NE(r.out.find(want), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("model " + std::string(model_name(q.model))), std::string::npos) << r.out;
+    const nlohmann::json j = nlohmann::json::parse(slurp(d / "g.json"));
+    EXPECT_EQ(j["format"], fname);
+    EXPECT_EQ(j["kind"], std::string(q.cfg.kind->name));
+    EXPECT_EQ(j["alpha"].get<float>(), q.alpha);
+    EXPECT_DOUBLE_EQ(j["error"]["rel_err"].get<double>(), e.rel_err);
+    EXPECT_DOUBLE_EQ(j["error"]["qsnr_db"].get<double>(), e.qsnr_db);
+    if (run.f == BlockFormat::Nvfp4) {
+      EXPECT_NE(q.alpha, 1.0f);
+    }
+  }
+}
+
+TEST(CliGemm, BadInputsFailWithOneLine) {
+  Dir d;
+  save<float>(d / "a.npy", {4, 128}, std::vector<float>(512, 1.0f));
+  save<float>(d / "b.npy", {2, 128}, std::vector<float>(256, 1.0f));
+  save<float>(d / "b64.npy", {2, 64}, std::vector<float>(128, 1.0f));
+  save<float>(d / "a96.npy", {4, 96}, std::vector<float>(384, 1.0f));
+  save<float>(d / "b96.npy", {2, 96}, std::vector<float>(192, 1.0f));
+  save<uint8_t>(d / "a8.npy", {4, 128}, std::vector<uint8_t>(512, 1));
+  save<float>(d / "c_bad.npy", {2, 4}, std::vector<float>(8, 0.0f));
+  const std::vector<std::tuple<std::string, int, std::string>> bad = {
+      {"gemm --format fp3 --a a.npy --b b.npy --out d.npy", 2, "--format: unknown format 'fp3'"},
+      {"gemm --format hif4 --pts off --a a.npy --b b.npy --out d.npy", 2, "--pts applies to nvfp4 only"},
+      {"gemm --format mxfp4 --2d --a a.npy --b b.npy --out d.npy", 2, "--2d (16x16 tile scaling) applies to nvfp4 only"},
+      {"gemm --format nvfp4 --scale-rule ceil --a a.npy --b b.npy --out d.npy", 2, "--scale-rule applies to MX formats only"},
+      {"gemm --format nvfp4 --rht 12 --a a.npy --b b.npy --out d.npy", 2, "--rht: size must be a power of two"},
+      {"gemm --format hif4 --model blackwell --a a.npy --b b.npy --out d.npy", 2, "cannot run format hif4"},
+      {"gemm --format nvfp4 --rounding up --a a.npy --b b.npy --out d.npy", 2, "--rounding: unknown mode 'up'"},
+      {"gemm --format nvfp4 --a a.npy --b b64.npy --out d.npy", 1, "b64.npy: B has shape (2, 64) but A has K = 128"},
+      {"gemm --format nvfp4 --a a96.npy --b b96.npy --out d.npy", 1, "K = 96 is not a positive multiple of 64"},
+      {"gemm --format nvfp4 --a a8.npy --b b.npy --out d.npy", 1, "a8.npy: input dtype is uint8"},
+      {"gemm --format nvfp4 --a a.npy --b b.npy --c c_bad.npy --out d.npy", 1, "c_bad.npy: C has shape (2, 4), expected (4, 2)"},
+      {"gemm --format nvfp4 --a a.npy --b b.npy --out d.npy --json no/dir/g.json", 1, "parent directory does not exist"},
+  };
+  for (const auto& [args, code, needle] : bad) {
+    SCOPED_TRACE(args);
+    expect_failure(d.run(args), code, needle);
+    EXPECT_FALSE(fs::exists(d / "d.npy"));
+  }
+  // K = 96 runs under the exact model (a multiple of the NVFP4 block).
+  EXPECT_EQ(d.run("gemm --format nvfp4 --model exact --a a96.npy --b b96.npy --out d.npy").code, 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// fp4sim linear
+
+TEST(CliLinear, TableAndJsonMatchInProcess) {
+  Dir d;
+  const LinearInputs in = synth_linear_inputs(128, 64, 128, 3);
+  const LinearReference ref = linear_reference(in);
+  const struct {
+    std::string args;
+    std::string recipe;
+    void (*tweak)(LinearRecipe&);
+  } runs[] = {
+      {"", "nvfp4-paper", [](LinearRecipe&) {}},
+      {"--recipe hif4-paper --sr on --rht 16", "hif4-paper",
+       [](LinearRecipe& r) {
+         r.sr_gradients = true;
+         r.rht_wgrad = 16;
+       }},
+      {"--recipe nvfp4-paper --pts off --2d off --rht off --model exact", "nvfp4-paper",
+       [](LinearRecipe& r) {
+         r.pts = false;
+         r.two_d_weights = false;
+         r.rht_wgrad = 0;
+         r.model = Model::Exact;
+       }},
+      {"--recipe mxfp4-paper --scale-rule floor --sr off", "mxfp4-paper",
+       [](LinearRecipe& r) {
+         r.scale_rule = ScaleRule::Floor;
+         r.sr_gradients = false;
+       }},
+      {"--recipe bf16 --model fp32-seq", "bf16", [](LinearRecipe& r) { r.model = Model::Fp32Seq; }},
+  };
+  for (const auto& run : runs) {
+    SCOPED_TRACE(run.args);
+    const Result r = d.run("linear --m 128 --n 64 --k 128 --seed 3 " + run.args + " --json l.json");
+    ASSERT_EQ(r.code, 0) << r.err;
+    LinearRecipe rec;
+    ASSERT_TRUE(linear_recipe(run.recipe, rec));
+    rec.seed = 3;
+    run.tweak(rec);
+    const LinearResult res = run_linear(rec, in, ref);
+    const nlohmann::json j = nlohmann::json::parse(slurp(d / "l.json"));
+    ASSERT_EQ(j["results"].size(), 1u);
+    for (int g = 0; g < 3; ++g) {
+      const std::string name(linear_gemm_name(static_cast<LinearGemmId>(g)));
+      char cell[32];
+      std::snprintf(cell, sizeof cell, "%.4e", res.gemm[g].err.rel_err);
+      const size_t row = r.out.find("\n" + name + " ");
+      ASSERT_NE(row, std::string::npos) << r.out;
+      const std::string line = r.out.substr(row + 1, r.out.find('\n', row + 1) - row - 1);
+      EXPECT_NE(line.find(cell), std::string::npos) << line << " lacks " << cell;
+      EXPECT_DOUBLE_EQ(j["results"][0]["gemms"][name]["rel_err"].get<double>(), res.gemm[g].err.rel_err);
+      EXPECT_EQ(j["results"][0]["gemms"][name]["alpha"].get<float>(), res.gemm[g].alpha);
+    }
+    EXPECT_EQ(j["results"][0]["model"], std::string(model_name(res.model)));
+  }
+}
+
+TEST(CliLinear, AblationRowsAndFileInputs) {
+  Dir d;
+  const Result r = d.run("linear --ablation --m 64 --n 64 --k 64 --json a.json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::vector<LinearRecipe> rows = ablation_recipes(0);
+  const nlohmann::json j = nlohmann::json::parse(slurp(d / "a.json"));
+  ASSERT_EQ(j["results"].size(), rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(j["results"][i]["name"], rows[i].name);
+    EXPECT_NE(r.out.find("\n" + rows[i].name + " "), std::string::npos) << rows[i].name;
+  }
+  // The bf16 row beats every 4-bit row on every GEMM.
+  for (size_t i = 1; i < rows.size(); ++i)
+    for (const char* g : {"fprop", "dgrad", "wgrad"})
+      EXPECT_LT(j["results"][0]["gemms"][g]["rel_err"].get<double>(), j["results"][i]["gemms"][g]["rel_err"].get<double>());
+
+  // Tensors from files give the same numbers as the same tensors in process.
+  const LinearInputs in = synth_linear_inputs(64, 64, 128, 8);
+  save<float>(d / "x.npy", {64, 128}, in.x);
+  save<float>(d / "w.npy", {64, 128}, in.w);
+  save<float>(d / "dy.npy", {64, 64}, in.dy);
+  const Result f = d.run("linear --recipe hif4-paper --x x.npy --w w.npy --dy dy.npy --json f.json");
+  ASSERT_EQ(f.code, 0) << f.err;
+  LinearRecipe rec;
+  linear_recipe("hif4-paper", rec);
+  const LinearResult res = run_linear(rec, in, linear_reference(in));
+  const nlohmann::json jf = nlohmann::json::parse(slurp(d / "f.json"));
+  EXPECT_DOUBLE_EQ(jf["results"][0]["gemms"]["wgrad"]["rel_err"].get<double>(), res.gemm[kWgrad].err.rel_err);
+}
+
+TEST(CliLinear, BadInputsFailWithOneLine) {
+  Dir d;
+  save<float>(d / "x.npy", {64, 128}, std::vector<float>(64 * 128, 1.0f));
+  save<float>(d / "w.npy", {64, 64}, std::vector<float>(64 * 64, 1.0f));
+  save<float>(d / "dy.npy", {64, 64}, std::vector<float>(64 * 64, 1.0f));
+  const std::vector<std::tuple<std::string, int, std::string>> bad = {
+      {"linear --recipe fp8", 2, "--recipe: unknown recipe 'fp8'"},
+      {"linear --recipe hif4-paper --pts off", 2, "--pts applies to nvfp4 recipes only"},
+      {"linear --recipe mxfp4-paper --2d on", 2, "--2d applies to nvfp4 recipes only"},
+      {"linear --recipe hif4-paper --scale-rule ceil", 2, "--scale-rule applies to mxfp4 recipes only"},
+      {"linear --recipe bf16 --sr on", 2, "--sr does not apply to bf16"},
+      {"linear --recipe bf16 --model blackwell", 2, "bf16 runs the exact or fp32-seq model only"},
+      {"linear --recipe hif4-paper --model blackwell", 2, "the blackwell model does not run this kind"},
+      {"linear --rht 24", 2, "--rht: size must be a power of two"},
+      {"linear --sr maybe", 2, "--sr: expected 'on' or 'off'"},
+      {"linear --ablation --recipe bf16", 2, "--ablation fixes the recipes"},
+      {"linear --x x.npy", 2, "--x, --w and --dy go together"},
+      {"linear --x x.npy --w w.npy --dy dy.npy --m 64", 2, "cannot be combined with --m"},
+      {"linear --m 0", 2, "--m: 0 is out of range"},
+      {"linear --m 100", 1, "wgrad reduces over m = 100"},
+      {"linear --x x.npy --w w.npy --dy dy.npy", 1, "w.npy: W has shape (64, 64), expected (n, 128)"},
+      {"linear --json no/dir/l.json", 1, "parent directory does not exist"},
+  };
+  for (const auto& [args, code, needle] : bad) {
+    SCOPED_TRACE(args);
+    expect_failure(d.run(args), code, needle);
+  }
+}
+
+TEST(CliHelp, NewCommandsListedAndHelpful) {
+  Dir d;
+  const Result all = d.run("--help");
+  ASSERT_EQ(all.code, 0);
+  for (const char* c : {"mma", "gemm", "linear", "vectors", "replay"}) {
+    EXPECT_NE(all.out.find(std::string("\n  ") + c + " "), std::string::npos) << c;
+    const Result h = d.run(std::string("help ") + c);
+    EXPECT_EQ(h.code, 0) << c;
+    EXPECT_NE(h.out.find(std::string("Usage: fp4sim ") + c), std::string::npos) << h.out;
+    EXPECT_TRUE(h.err.empty());
+  }
+}
