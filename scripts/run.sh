@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The main job on its embedded default: builds fp4sim if needed, then runs it.
-# Today: quantize an embedded LLM-like tensor in every format and print a quality table.
-# Extra arguments go to `fp4sim quality` (see `fp4sim quality --help`).
+# The main job on its embedded default: builds fp4sim if needed, then runs `fp4sim run`: an
+# LLM-like linear layer quantized by the golden library, run on the SystemC tensor-core (NVFP4,
+# MXFP4) and cube (HiF4) models, checked bit for bit against golden; writes out/report.{json,md}.
+# Extra arguments go to `fp4sim run` (see `fp4sim run --help`); `fp4sim quality` prints the
+# per-format quantization quality table.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ ! -x build/bin/fp4sim ]; then
@@ -10,4 +12,4 @@ if [ ! -x build/bin/fp4sim ]; then
   cmake -S . -B build "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build build -j "$(nproc)" --target fp4sim
 fi
-exec build/bin/fp4sim quality "$@"
+exec build/bin/fp4sim run "$@"

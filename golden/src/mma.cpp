@@ -282,7 +282,8 @@ void decode_rows(const Ctx& c, bool is_a, const uint8_t* codes, const uint32_t* 
           el[o] = d;
         }
         if (want_deq) {
-          const float ev = std::ldexp(static_cast<float>(ng ? -cm : cm), lv - 2);
+          // copysign keeps the sign of a -0 element (an integer -0 would lose it)
+          const float ev = std::copysign(std::ldexp(static_cast<float>(cm), lv - 2), ng ? -1.0f : 1.0f);
           deq[o] = ev * c.f_s->v[sword & 0xFFu];
         }
       } else {

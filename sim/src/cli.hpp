@@ -87,5 +87,7 @@ int cmd_gemm(const Invocation& inv);
 int cmd_linear(const Invocation& inv);
 int cmd_vectors(const Invocation& inv);
 int cmd_replay(const Invocation& inv);
+int cmd_run(const Invocation& inv);
+int cmd_whatif(const Invocation& inv);
 
 }  // namespace fp4sim::cli

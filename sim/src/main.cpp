@@ -11,12 +11,6 @@
 #include "cli.hpp"
 #include "fp4sim/io/manifest.hpp"
 
-// Declared here until cli.hpp lists them (sim/src/cmd_run.cpp, cmd_whatif.cpp).
-namespace fp4sim::cli {
-int cmd_run(const Invocation& inv);
-int cmd_whatif(const Invocation& inv);
-}  // namespace fp4sim::cli
-
 namespace {
 
 using fp4sim::cli::Invocation;

@@ -667,6 +667,15 @@ TEST(MmaHand, NegativeZero) {
   }
 }
 
+TEST(MmaHand, Hif4NegativeZeroElementUnderFp32Seq) {
+  // 64 S1P2 -0 elements (code 0x8) times 1.0 (c = 4, code 0x4), E6M2 scales 1.0 (0xC0), C = -0:
+  // fp32-seq is -0 * 1 + -0 ... = -0 (IEEE), exact likewise; the dequantized -0 must keep its sign.
+  const std::vector<uint8_t> a(64, 0x8), b(64, 0x4);
+  const std::vector<uint32_t> s(1, 0xC0);
+  EXPECT_EQ(dot(cfg_of(MmaKindId::Hif4, Model::Fp32Seq), a, b, s, s, 0x80000000u), 0x80000000u);
+  EXPECT_EQ(dot(cfg_of(MmaKindId::Hif4, Model::Exact), a, b, s, s, 0x80000000u), 0x80000000u);
+}
+
 TEST(MmaHand, TermTruncationTowardZeroAndCDominating) {
   // C = 2^20, one product -0.5 * 0.5 with scales 2^-9 (UE4M3 0x01: significand 0.125, exponent -6):
   // term -0.25 * 2^-18 = -2^-20 with exponent -12; max_e = 20, grid 2^-15: the term truncates
