@@ -24,12 +24,9 @@ module fp4sim_fix_to_fp32_rz #(
   logic [EW+23:0]       bits;  // bits 30:0 are the result (overflow is decided from e_lead)
   /* verilator lint_on UNUSEDSIGNAL */
 
-  always_comb begin
-    lead = 8'd0;
-    for (int i = 0; i < MagW; i++) begin
-      if (mag_i[i]) lead = 8'(i);
-    end
-  end
+  logic [7:0] lz;
+  fp4sim_lzc #(.Width(MagW)) u_lzc (.x_i(mag_i), .lz_o(lz));
+  assign lead = 8'(MagW - 1) - lz;  // only used when mag_i != 0
 
   assign e_lead = EW'($signed(max_e_i)) + EW'(lead) - EW'(Frac);  // exponent of the leading one
   assign e_res  = (e_lead < EW'(-126)) ? EW'(-126) : e_lead;

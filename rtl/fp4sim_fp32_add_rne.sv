@@ -35,17 +35,8 @@ module fp4sim_fp32_add_rne #(
   assign c_zero = (c_mag == 24'd0);
   assign t_zero = (t_mag_i == '0);
 
-  // Leading-zero counts: the highest set bit wins (the loop runs upwards).
-  always_comb begin
-    c_lz = 8'd24;
-    for (int i = 0; i < 24; i++) begin
-      if (c_mag[i]) c_lz = 8'(23 - i);
-    end
-    t_lz = 8'(TermW);
-    for (int i = 0; i < TermW; i++) begin
-      if (t_mag_i[i]) t_lz = 8'(TermW - 1 - i);
-    end
-  end
+  fp4sim_lzc #(.Width(24))    u_lzc_c (.x_i(c_mag),   .lz_o(c_lz));
+  fp4sim_lzc #(.Width(TermW)) u_lzc_t (.x_i(t_mag_i), .lz_o(t_lz));
 
   assign c_norm = W'(c_mag) << (c_lz + 8'(W - 24));
   assign t_norm = W'(t_mag_i) << (t_lz + 8'(W - TermW));
@@ -73,7 +64,7 @@ module fp4sim_fp32_add_rne #(
   logic          b_sticky;
   logic [SW-1:0] sum;
 
-  assign ediff     = EW'(big_lead - sml_lead);
+  assign ediff    = EW'(big_lead - sml_lead);
   assign dsat     = (ediff > EW'(AW)) ? 8'(AW) : ediff[7:0];
   assign a_al     = {big_norm, 3'b000};
   assign b_full   = {sml_norm, 3'b000};
@@ -97,12 +88,9 @@ module fp4sim_fp32_add_rne #(
   logic [EW-1:0]        e_bias;
   logic [EW+23:0]       bits;  // bits 30:0 are the result, higher bits flag overflow
 
-  always_comb begin
-    s_lead = 8'd0;
-    for (int i = 0; i < SW; i++) begin
-      if (sum[i]) s_lead = 8'(i);
-    end
-  end
+  logic [7:0] s_lz;
+  fp4sim_lzc #(.Width(SW)) u_lzc_s (.x_i(sum), .lz_o(s_lz));
+  assign s_lead = 8'(SW - 1) - s_lz;  // only used when sum != 0
 
   // Bit j of sum has exponent big_lead + j - (W + 2).
   assign e_lead = big_lead + EW'(s_lead) - EW'(W + 2);

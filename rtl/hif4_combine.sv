@@ -1,8 +1,9 @@
 // HiF4 PE back end (fp4sim's `ascend-hif4` model, one 64-element group): the exact group sum times
 // the two E6M2 level-1 scales, added to the FP32 accumulator C with one round-to-nearest-even.
-//   E6M2 = (4 + M) / 4 * 2^(E - 48); elements are S / 16 in units of the sum, so
-//   term = S * (4 + MA) * (4 + MB) * 2^(EA + EB - 104) with EA - 48 etc. from fp4sim_pkg::DecE6m2:
-//   |S * mA * mB| < 2^16 * 49 < 2^22: one 6x16-bit multiplier after one 3x3-bit scale multiplier.
+//   E6M2 = (4 + M) / 4 * 2^(E - 48) and the element products sum to S / 16 (elements are c / 4), so
+//   term = S * (4 + MA) * (4 + MB) * 2^(EA + EB - 104). fp4sim_pkg::DecE6m2 holds sig = 4 + M and
+//   exp = E - 48, so the term's LSB exponent is expA + expB - 8, in [-104, 22], and
+//   |S * sigA * sigB| < 2^16 * 49 < 2^22: one 16x6-bit multiplier after one 3x3-bit multiplier.
 //   NaN E6M2 (0xFF) in either scale or NaN C -> 0x7FFFFFFF; C = +-Inf -> C; a zero S gives the
 //   term +0 (so C = -0 gives +0).
 module hif4_combine (

@@ -22,7 +22,8 @@ mkdir -p "$OUT"
 command -v yosys >/dev/null || { echo "area.sh: yosys not found (scripts/setup.sh installs it)" >&2; exit 1; }
 
 # Same order as rtl/CMakeLists.txt: the package first.
-SV="rtl/fp4sim_pkg.sv rtl/fp4sim_pipe_reg.sv rtl/fp4sim_pipe_chain.sv rtl/fp4sim_fix_to_fp32_rz.sv
+SV="rtl/fp4sim_pkg.sv rtl/fp4sim_pipe_reg.sv rtl/fp4sim_pipe_chain.sv rtl/fp4sim_lzc.sv
+    rtl/fp4sim_fix_to_fp32_rz.sv
     rtl/fp4sim_fp32_add_rne.sv rtl/fp4_dot16.sv rtl/bs_k64_combine.sv rtl/bs_dot_k64.sv
     rtl/bs_k32_front.sv rtl/bs_k32_combine.sv rtl/bs_dot_k32.sv rtl/hif4_dot64.sv rtl/hif4_combine.sv
     rtl/hif4_pe.sv rtl/nvfp4_combine.sv rtl/nvfp4_pe64.sv"
@@ -134,10 +135,10 @@ for n in names:
     per[n] = (cm, hier)
 
 print(f"\n## Totals (yosys synth; transistors: yosys cmos estimate of the gates, total adds {DFF_T} per flop)\n")
-print("| unit | cells | flops | gate transistors | total transistors | multipliers |")
-print("|---|---:|---:|---:|---:|---:|")
+print("| unit | cells | flops | gate transistors | total transistors | ~NAND2 eq. (total / 4) | multipliers |")
+print("|---|---:|---:|---:|---:|---:|---:|")
 for n, cells, ff, tr, ttot, nmul, _, _ in rows:
-    print(f"| {n} | {cells} | {ff} | {tr} | {ttot} | {nmul} |")
+    print(f"| {n} | {cells} | {ff} | {tr} | {ttot} | {ttot // 4} | {nmul} |")
 
 print("\n## Gate types\n")
 kinds = sorted({k for r in rows for k in r[6]})

@@ -1,11 +1,18 @@
 // fp4sim replay: re-check a vector suite bit for bit on a target, case by case.
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
 
 #include "cli.hpp"
 #include "fp4sim/io/vectors.hpp"
 #include "fp4sim/mma.hpp"
+#if FP4SIM_HAVE_RTL
+#include "rtl_driver.hpp"
+#endif
+#if FP4SIM_HAVE_GPU
+#include "fp4sim/gpu/gpu.hpp"
+#endif
 
 namespace fp4sim::cli {
 namespace {
@@ -23,6 +30,48 @@ struct TargetEntry {
   std::unique_ptr<vectors::ReplayTarget> (*make)(unsigned threads);
 };
 
+#if FP4SIM_HAVE_RTL
+// The Verilated datapaths: one Driver per unit, chosen by the case's configuration; instructions
+// are chained along K by the single-instruction adapter, as the hardware chains them.
+std::unique_ptr<vectors::ReplayTarget> make_rtl_target() {
+  auto drivers = std::make_shared<std::map<rtl::Unit, std::unique_ptr<rtl::Driver>>>();
+  return vectors::make_dot_target(
+      "rtl", {Model::Blackwell, Model::AscendHif4},
+      [drivers](const MmaConfig& cfg, const uint8_t* a, const uint8_t* b, const uint32_t* sa, const uint32_t* sb,
+                uint32_t c) {
+        const rtl::Unit u = *rtl::unit_for(cfg);
+        auto& d = (*drivers)[u];
+        if (!d) d = std::make_unique<rtl::Driver>(u);
+        d->set_formats(*cfg.elem_a, *cfg.elem_b);
+        return d->dot(a, b, sa, sb, c);
+      },
+      [](const MmaConfig& cfg) {
+        return rtl::unit_for(cfg) ? std::string() : std::string("no RTL unit computes ") + std::string(cfg.kind->name) +
+                                                        " under model " + std::string(model_name(cfg.model));
+      });
+}
+#endif
+
+#if FP4SIM_HAVE_GPU
+// The GPU kernels (Device) or the same __host__ __device__ arithmetic run on the CPU (Host).
+class GpuTarget : public vectors::ReplayTarget {
+ public:
+  explicit GpuTarget(gpu::Backend be) : be_(be) {}
+  std::string name() const override { return be_ == gpu::Backend::Device ? "gpu" : "gpu-host"; }
+  std::string cannot_run(const vectors::VectorCase& c, Model m) const override {
+    std::string why;
+    if (be_ == gpu::Backend::Device && !gpu::gpu_available(why)) return "no GPU: " + why;
+    return gpu::cannot_run(c.cfg, m);
+  }
+  std::vector<uint32_t> run(const vectors::VectorCase& c, Model m) override {
+    return gpu::gemm(be_, c.cfg, m, c.M, c.N, c.K, c.a.codes, c.a.scales, c.b.codes, c.b.scales, c.c, c.alpha);
+  }
+
+ private:
+  gpu::Backend be_;
+};
+#endif
+
 const TargetEntry kTargets[] = {
     {"golden", "fp4sim's golden models (fp4sim::gemm), every model",
      [](unsigned threads) { return vectors::make_golden_target(threads); }},
@@ -32,6 +81,16 @@ const TargetEntry kTargets[] = {
                                        [](const MmaConfig& cfg, const uint8_t* a, const uint8_t* b, const uint32_t* sa,
                                           const uint32_t* sb, uint32_t c) { return mma_dot(cfg, a, b, sa, sb, c); });
      }},
+#if FP4SIM_HAVE_RTL
+    {"rtl", "the Verilated RTL datapaths (bs_dot_k64, bs_dot_k32, hif4_pe), one instruction at a time",
+     [](unsigned) { return make_rtl_target(); }},
+#endif
+#if FP4SIM_HAVE_GPU
+    {"gpu", "the CUDA kernels on the GPU (skipped with a reason when there is none)",
+     [](unsigned) -> std::unique_ptr<vectors::ReplayTarget> { return std::make_unique<GpuTarget>(gpu::Backend::Device); }},
+    {"gpu-host", "the CUDA kernels' __host__ __device__ arithmetic run on the CPU",
+     [](unsigned) -> std::unique_ptr<vectors::ReplayTarget> { return std::make_unique<GpuTarget>(gpu::Backend::Host); }},
+#endif
 };
 
 std::string target_list() {

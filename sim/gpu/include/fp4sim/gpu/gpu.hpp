@@ -1,0 +1,64 @@
+// fp4sim_gpu: the GPU kernels' C++ API (no CUDA headers needed to use it).
+//
+// Two backends run the same __host__ __device__ arithmetic (quant_hd.hpp, mma_hd.hpp):
+//   Device  the CUDA kernels (needs a build with CUDA and a GPU at run time);
+//   Host    the same per-element / per-block / per-dot functions in plain loops on the CPU, so the
+//           kernels' arithmetic is exercised (and checked against golden) where no GPU exists.
+// Same contracts as the golden fp4sim::quantize and fp4sim::gemm (SPEC §2, §4).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "fp4sim/mma.hpp"
+#include "fp4sim/quant.hpp"
+
+namespace fp4sim::gpu {
+
+enum class Backend : uint8_t { Device, Host };
+
+// True when fp4sim_gpu was compiled with CUDA (FP4SIM_CUDA enabled at configure time).
+bool built_with_cuda();
+
+// True when the Device backend can run: built with CUDA and a CUDA device is present. `why` gets
+// the device's name on success, otherwise the reason (no CUDA build, no driver, no device).
+bool gpu_available(std::string& why);
+
+// Empty when the GPU target computes gemm(cfg, model) bit-identically to golden; otherwise why not.
+// Supported: blackwell (every Blackwell kind), ascend-hif4 (hif4_round_groups = 1), fp32-seq.
+// Not supported: exact (a wide superaccumulator per output; use the golden target).
+std::string cannot_run(const MmaConfig& cfg, Model model);
+
+// D[M,N] = alpha * (C + A . B^T) as FP32 bit patterns, as fp4sim::gemm (golden) computes it.
+// Operands as in fp4sim::gemm; c empty = all +0. Throws std::invalid_argument on bad shapes or an
+// unsupported config (cannot_run), std::runtime_error on a CUDA failure.
+std::vector<uint32_t> gemm(Backend be, const MmaConfig& cfg, Model model, size_t M, size_t N, size_t K,
+                           std::span<const uint8_t> a, std::span<const uint32_t> sa, std::span<const uint8_t> b,
+                           std::span<const uint32_t> sb, std::span<const float> c, float alpha = 1.0f);
+
+// Empty when the GPU quantizer supports (f, cols, opt); otherwise why not (RHT sizes other than 16).
+std::string cannot_quantize(BlockFormat f, const QuantOptions& opt);
+
+// Same result as fp4sim::quantize (codes, scales / scale words, global_scale, amax).
+Quantized quantize(Backend be, BlockFormat f, std::span<const float> x, size_t rows, size_t cols,
+                   const QuantOptions& opt = {});
+
+// ---- benchmarks (Device backend only; throw std::runtime_error without a GPU) ----
+struct BenchResult {
+  double seconds = 0;  // per iteration (median of the timed iterations)
+  double bytes = 0;    // bytes moved per iteration (input read + codes/scales written)
+  double gbps() const { return seconds > 0 ? bytes / seconds / 1e9 : 0; }
+};
+// Quantizes a rows x cols tensor already resident on the device, `iters` times.
+BenchResult bench_quantize(BlockFormat f, size_t rows, size_t cols, const QuantOptions& opt, int iters);
+// cudaMemcpy device-to-device of n bytes (read + write counted).
+BenchResult bench_copy(size_t n_bytes, int iters);
+// GEMM emulation of M x N x K (random codes, unit scales); bytes = 0, use flops = 2*M*N*K.
+BenchResult bench_gemm(const MmaConfig& cfg, Model model, size_t M, size_t N, size_t K, int iters);
+// cuBLAS BF16 GEMM (FP32 accumulate) of the same shape.
+BenchResult bench_cublas_bf16(size_t M, size_t N, size_t K, int iters);
+
+}  // namespace fp4sim::gpu

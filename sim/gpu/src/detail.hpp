@@ -1,0 +1,41 @@
+// Internal interface between the backend-neutral API (api.cpp) and the CUDA code (device.cu) or
+// its stand-in when CUDA is absent (no_device.cpp).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fp4sim/gpu/gpu.hpp"
+#include "fp4sim/gpu/mma_hd.hpp"
+#include "fp4sim/gpu/quant_hd.hpp"
+
+namespace fp4sim::gpu::detail {
+
+bool device_query(std::string& why);
+
+// Host pointers in p (a, b, sa, sb, c); the device code copies them over and fills out[M*N].
+void device_gemm(const hd::GemmParams& p, uint32_t* out);
+
+struct QuantJob {
+  BlockFormat f;
+  size_t rows, cols;
+  int rnd;            // hd::kRne ...
+  int rule;           // hd::kFloor / kCeil
+  uint64_t seed;
+  uint32_t stream;
+  bool pts, two_d;
+  int rht;            // 0 or 16
+  uint32_t rht_mask;  // bit i set <=> sign i is -1
+  bool rht_bf16;
+  hd::Elem elem;      // MX element format
+};
+// Fills q's codes / scales / scale_words / amax / global_scale (already sized by the caller).
+void device_quantize(const QuantJob& job, const float* x, Quantized& q);
+
+BenchResult bench_quantize(const QuantJob& job, int iters);
+BenchResult bench_copy(size_t n_bytes, int iters);
+BenchResult bench_gemm(hd::GemmParams p, int iters);
+BenchResult bench_cublas_bf16(size_t M, size_t N, size_t K, int iters);
+
+}  // namespace fp4sim::gpu::detail

@@ -1,0 +1,297 @@
+// CUDA backend of fp4sim_gpu: thin kernels around the __host__ __device__ functions of
+// quant_hd.hpp and mma_hd.hpp (one thread per block / tile / output element), plus benchmarks.
+// Built for sm_90 by default (CMAKE_CUDA_ARCHITECTURES); compiled with --fmad=false.
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "detail.hpp"
+
+namespace fp4sim::gpu {
+
+bool built_with_cuda() { return true; }
+
+namespace detail {
+namespace {
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw std::runtime_error(std::string("CUDA: ") + what + ": " + cudaGetErrorString(e));
+}
+
+// RAII device buffer.
+template <class T>
+struct Buf {
+  T* p = nullptr;
+  size_t n = 0;
+  explicit Buf(size_t count) : n(count) {
+    if (n) check(cudaMalloc(&p, n * sizeof(T)), "cudaMalloc");
+  }
+  Buf(const T* host, size_t count) : Buf(count) {
+    if (n) check(cudaMemcpy(p, host, n * sizeof(T), cudaMemcpyHostToDevice), "copy to device");
+  }
+  ~Buf() {
+    if (p) cudaFree(p);
+  }
+  Buf(const Buf&) = delete;
+  Buf& operator=(const Buf&) = delete;
+  void to_host(T* host) const {
+    if (n) check(cudaMemcpy(host, p, n * sizeof(T), cudaMemcpyDeviceToHost), "copy to host");
+  }
+};
+
+unsigned blocks_for(size_t n, unsigned tpb) { return static_cast<unsigned>((n + tpb - 1) / tpb); }
+
+// ---- quantizer kernels ----
+
+__global__ void k_rht16(const float* x, float* y, size_t n, uint32_t mask, bool bf16) {
+  const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (i < n) y[i] = hd::rht16_output(x + (i & ~size_t{15}), mask, static_cast<int>(i & 15u), bf16);
+}
+
+__global__ void k_amax(const float* x, size_t n, unsigned* out) {
+  uint32_t m = 0;
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x)
+    m = max(m, hd::abs_bits_ignore_nan(x[i]));
+  for (int o = 16; o > 0; o >>= 1) m = max(m, __shfl_xor_sync(0xFFFFFFFFu, m, o));
+  if ((threadIdx.x & 31u) == 0) atomicMax(out, m);  // finite magnitudes order like their bits
+}
+
+__global__ void k_nvfp4(const float* x, size_t nb, const unsigned* amax, bool pts, int rnd, uint64_t seed,
+                        uint32_t stream, uint8_t* codes, uint8_t* scales) {
+  const size_t b = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (b >= nb) return;
+  const hd::Nvfp4Scale ts = hd::nvfp4_tensor_scale(hd::u2f(*amax), pts);
+  hd::nvfp4_block(x + b * 16, ts, rnd, seed, stream, b * 16, codes + b * 16, scales + b);
+}
+
+__global__ void k_nvfp4_2d(const float* x, size_t rows, size_t cols, const unsigned* amax, bool pts, int rnd,
+                           uint64_t seed, uint32_t stream, uint8_t* codes, uint8_t* scales) {
+  const size_t t = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  const size_t tiles_c = cols / 16, tiles = (rows + 15) / 16 * tiles_c;
+  if (t >= tiles) return;
+  const hd::Nvfp4Scale ts = hd::nvfp4_tensor_scale(hd::u2f(*amax), pts);
+  hd::nvfp4_tile2d(x, rows, cols, (t / tiles_c) * 16, t % tiles_c, ts, rnd, seed, stream, codes, scales);
+}
+
+__global__ void k_mx(hd::Elem e, const float* x, size_t nb, int rnd, int rule, uint64_t seed, uint32_t stream,
+                     uint8_t* codes, uint8_t* scales) {
+  const size_t b = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (b < nb) hd::mx_block(e, x + b * 32, rnd, rule, seed, stream, b * 32, codes + b * 32, scales + b);
+}
+
+__global__ void k_hif4(const float* x, size_t nb, int rnd, uint64_t seed, uint32_t stream, uint8_t* codes,
+                       uint32_t* words) {
+  const size_t b = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (b < nb) hd::hif4_block(x + b * 64, rnd, seed, stream, b * 64, codes + b * 64, words + b);
+}
+
+// Runs the quantizer on device buffers (x may be rotated into tmp first).
+void launch_quantize(const QuantJob& j, const float* dx, float* dtmp, unsigned* damax, uint8_t* dcodes,
+                     uint8_t* dscales, uint32_t* dwords) {
+  constexpr unsigned kT = 256;
+  const size_t n = j.rows * j.cols;
+  const float* x = dx;
+  if (j.rht) {
+    k_rht16<<<blocks_for(n, kT), kT>>>(dx, dtmp, n, j.rht_mask, j.rht_bf16);
+    x = dtmp;
+  }
+  switch (j.f) {
+    case BlockFormat::Nvfp4:
+      check(cudaMemsetAsync(damax, 0, sizeof(unsigned)), "memset");
+      k_amax<<<std::min<unsigned>(blocks_for(n, kT), 4096), kT>>>(x, n, damax);
+      if (!j.two_d) {
+        k_nvfp4<<<blocks_for(n / 16, kT), kT>>>(x, n / 16, damax, j.pts, j.rnd, j.seed, j.stream, dcodes, dscales);
+      } else {
+        const size_t tiles = (j.rows + 15) / 16 * (j.cols / 16);
+        k_nvfp4_2d<<<blocks_for(tiles, kT), kT>>>(x, j.rows, j.cols, damax, j.pts, j.rnd, j.seed, j.stream, dcodes, dscales);
+      }
+      break;
+    case BlockFormat::Hif4:
+      k_hif4<<<blocks_for(n / 64, kT), kT>>>(x, n / 64, j.rnd, j.seed, j.stream, dcodes, dwords);
+      break;
+    default:
+      k_mx<<<blocks_for(n / 32, kT), kT>>>(j.elem, x, n / 32, j.rnd, j.rule, j.seed, j.stream, dcodes, dscales);
+      break;
+  }
+  check(cudaGetLastError(), "quantize kernel launch");
+}
+
+// ---- GEMM emulation kernels ----
+
+__global__ void k_prep_q(hd::GemmParams p, bool is_a, size_t n, int8_t* q) {
+  const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  if (i < n) q[i] = hd::prep_q(p, is_a, i);
+}
+
+__global__ void k_gemm(hd::GemmParams p, uint32_t* d) {
+  const size_t j = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  const size_t i = blockIdx.y;
+  if (j < p.N) d[i * p.N + j] = hd::gemm_element(p, i, j);
+}
+
+// p holds device pointers.
+void launch_gemm(hd::GemmParams p, int8_t* dqa, int8_t* dqb, uint32_t* dd) {
+  constexpr unsigned kT = 128;
+  if (hd::needs_q(p)) {
+    k_prep_q<<<blocks_for(p.M * p.K, 256), 256>>>(p, true, p.M * p.K, dqa);
+    k_prep_q<<<blocks_for(p.N * p.K, 256), 256>>>(p, false, p.N * p.K, dqb);
+    p.qa = dqa;
+    p.qb = dqb;
+  }
+  k_gemm<<<dim3(blocks_for(p.N, kT), static_cast<unsigned>(p.M)), kT>>>(p, dd);
+  check(cudaGetLastError(), "gemm kernel launch");
+}
+
+template <class F>
+BenchResult time_it(F&& f, int iters, double bytes) {
+  cudaEvent_t e0, e1;
+  check(cudaEventCreate(&e0), "event");
+  check(cudaEventCreate(&e1), "event");
+  f();  // warm-up
+  check(cudaDeviceSynchronize(), "warm-up");
+  std::vector<float> ms;
+  for (int i = 0; i < std::max(iters, 1); ++i) {
+    check(cudaEventRecord(e0), "record");
+    f();
+    check(cudaEventRecord(e1), "record");
+    check(cudaEventSynchronize(e1), "sync");
+    float t = 0;
+    check(cudaEventElapsedTime(&t, e0, e1), "elapsed");
+    ms.push_back(t);
+  }
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  std::sort(ms.begin(), ms.end());
+  BenchResult r;
+  r.seconds = ms[ms.size() / 2] * 1e-3;
+  r.bytes = bytes;
+  return r;
+}
+
+}  // namespace
+
+bool device_query(std::string& why) {
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    why = std::string("no usable CUDA device: ") + cudaGetErrorString(e);
+    return false;
+  }
+  if (n == 0) {
+    why = "no CUDA device present";
+    return false;
+  }
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+  why = std::string(prop.name) + " (sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + ")";
+  return true;
+}
+
+void device_gemm(const hd::GemmParams& hp, uint32_t* out) {
+  const size_t nblk = hp.K / static_cast<size_t>(hp.block);
+  Buf<uint8_t> a(hp.a, hp.M * hp.K), b(hp.b, hp.N * hp.K);
+  Buf<uint32_t> sa(hp.sa, hp.M * nblk), sb(hp.sb, hp.N * nblk);
+  Buf<float> c(hp.c ? hp.c : nullptr, hp.c ? hp.M * hp.N : 0);
+  const bool q = hd::needs_q(hp);
+  Buf<int8_t> qa(q ? hp.M * hp.K : 0), qb(q ? hp.N * hp.K : 0);
+  Buf<uint32_t> d(hp.M * hp.N);
+  hd::GemmParams p = hp;
+  p.a = a.p;
+  p.b = b.p;
+  p.sa = sa.p;
+  p.sb = sb.p;
+  p.c = hp.c ? c.p : nullptr;
+  launch_gemm(p, qa.p, qb.p, d.p);
+  check(cudaDeviceSynchronize(), "gemm");
+  d.to_host(out);
+}
+
+void device_quantize(const QuantJob& j, const float* x, Quantized& q) {
+  const size_t n = j.rows * j.cols;
+  Buf<float> dx(x, n), tmp(j.rht ? n : 0);
+  Buf<unsigned> amax(1);
+  Buf<uint8_t> codes(n), scales(q.scales.size());
+  Buf<uint32_t> words(q.scale_words.size());
+  launch_quantize(j, dx.p, tmp.p, amax.p, codes.p, scales.p, words.p);
+  check(cudaDeviceSynchronize(), "quantize");
+  codes.to_host(q.codes.data());
+  scales.to_host(q.scales.data());
+  words.to_host(q.scale_words.data());
+  if (j.f == BlockFormat::Nvfp4) {
+    unsigned am = 0;
+    amax.to_host(&am);
+    q.amax = hd::u2f(am);
+    q.global_scale = hd::nvfp4_tensor_scale(q.amax, j.pts).s_dec;
+  }
+}
+
+BenchResult bench_quantize(const QuantJob& j, int iters) {
+  const size_t n = j.rows * j.cols;
+  const BlockFormatInfo& fi = info(j.f);
+  const size_t nb = n / static_cast<size_t>(fi.block);
+  std::vector<float> hx(n);
+  for (size_t i = 0; i < n; ++i) hx[i] = static_cast<float>((i * 2654435761u) % 2001) / 100.0f - 10.0f;
+  Buf<float> dx(hx.data(), n), tmp(j.rht ? n : 0);
+  Buf<unsigned> amax(1);
+  Buf<uint8_t> codes(n), scales(fi.scale_word32 ? 0 : nb);
+  Buf<uint32_t> words(fi.scale_word32 ? nb : 0);
+  // bytes: FP32 input read + one code byte per value + the scales written (codes are unpacked)
+  const double bytes = 4.0 * n + n + (fi.scale_word32 ? 4.0 : 1.0) * nb;
+  return time_it([&] { launch_quantize(j, dx.p, tmp.p, amax.p, codes.p, scales.p, words.p); }, iters, bytes);
+}
+
+BenchResult bench_copy(size_t n_bytes, int iters) {
+  Buf<uint8_t> a(n_bytes), b(n_bytes);
+  check(cudaMemset(a.p, 1, n_bytes), "memset");
+  return time_it([&] { check(cudaMemcpyAsync(b.p, a.p, n_bytes, cudaMemcpyDeviceToDevice), "d2d copy"); }, iters,
+                 2.0 * static_cast<double>(n_bytes));
+}
+
+BenchResult bench_gemm(hd::GemmParams p, int iters) {
+  const size_t nblk = p.K / static_cast<size_t>(p.block);
+  std::vector<uint8_t> ha(p.M * p.K), hb(p.N * p.K);
+  for (size_t i = 0; i < ha.size(); ++i) ha[i] = static_cast<uint8_t>((i * 37u) % 15u);
+  for (size_t i = 0; i < hb.size(); ++i) hb[i] = static_cast<uint8_t>((i * 11u) % 15u);
+  const uint32_t unit = p.hif4 ? 48u : (p.sc.mbits == 0 ? 127u : 0x38u);  // scale 1.0
+  std::vector<uint32_t> hsa(p.M * nblk, unit), hsb(p.N * nblk, unit);
+  Buf<uint8_t> a(ha.data(), ha.size()), b(hb.data(), hb.size());
+  Buf<uint32_t> sa(hsa.data(), hsa.size()), sb(hsb.data(), hsb.size());
+  Buf<int8_t> qa(p.M * p.K), qb(p.N * p.K);
+  Buf<uint32_t> d(p.M * p.N);
+  p.a = a.p;
+  p.b = b.p;
+  p.sa = sa.p;
+  p.sb = sb.p;
+  p.c = nullptr;
+  return time_it([&] { launch_gemm(p, qa.p, qb.p, d.p); }, iters, 0.0);
+}
+
+BenchResult bench_cublas_bf16(size_t M, size_t N, size_t K, int iters) {
+  cublasHandle_t h;
+  if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cublasCreate failed");
+  Buf<__nv_bfloat16> a(M * K), b(N * K);
+  Buf<float> d(M * N);
+  check(cudaMemset(a.p, 0, M * K * sizeof(__nv_bfloat16)), "memset");
+  check(cudaMemset(b.p, 0, N * K * sizeof(__nv_bfloat16)), "memset");
+  const float one = 1.0f, zero = 0.0f;
+  // D[M,N] (row-major) = A[M,K] . B[N,K]^T: column-major D^T[N,M] = B . A^T with both K-major.
+  auto run = [&] {
+    const cublasStatus_t s = cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(N), static_cast<int>(M),
+                                          static_cast<int>(K), &one, b.p, CUDA_R_16BF, static_cast<int>(K), a.p,
+                                          CUDA_R_16BF, static_cast<int>(K), &zero, d.p, CUDA_R_32F,
+                                          static_cast<int>(N), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    if (s != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cublasGemmEx failed");
+  };
+  BenchResult r = time_it(run, iters, 0.0);
+  cublasDestroy(h);
+  return r;
+}
+
+}  // namespace detail
+}  // namespace fp4sim::gpu

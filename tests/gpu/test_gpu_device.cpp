@@ -1,0 +1,108 @@
+// The CUDA kernels against golden, bit for bit: every quantizer option set and every GEMM
+// configuration of the GPU target. Exits 77 (CTest SKIP_RETURN_CODE) when no GPU is present.
+#include <bit>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "fp4sim/gpu/gpu.hpp"
+
+using namespace fp4sim;
+
+namespace {
+
+int failures = 0;
+int checks = 0;
+
+void expect(bool ok, const std::string& what) {
+  ++checks;
+  if (!ok) {
+    ++failures;
+    if (failures < 20) std::printf("FAIL %s\n", what.c_str());
+  }
+}
+
+std::vector<float> random_floats(size_t n, uint64_t seed, int emin, int emax) {
+  std::mt19937_64 g(seed);
+  std::vector<float> v(n);
+  for (auto& x : v) {
+    const int k = static_cast<int>(g() % 64);
+    x = k == 0 ? 0.0f : std::ldexp(1.0f + float(g() % 8388608) / 8388608.0f, emin + int(g() % unsigned(emax - emin + 1))) * ((g() & 1) ? -1.f : 1.f);
+  }
+  return v;
+}
+
+void quant_checks() {
+  for (const auto& fi : all_block_formats()) {
+    for (Rounding r : {Rounding::Rne, Rounding::Rna, Rounding::Rz, Rounding::Sr}) {
+      for (int variant = 0; variant < 4; ++variant) {
+        QuantOptions o;
+        o.rounding = r;
+        o.seed = 42;
+        o.stream = 1;
+        if (variant == 1) o.scale_rule = ScaleRule::Ceil;
+        if (variant == 2) o.rht = 16;
+        if (variant == 3 && fi.id == BlockFormat::Nvfp4) o.two_d = true;
+        if (!gpu::cannot_quantize(fi.id, o).empty()) continue;
+        const size_t rows = 48, cols = 1024;
+        std::vector<float> x = random_floats(rows * cols, 7 + variant, -40, 40);
+        x[3] = NAN;
+        x[777] = -INFINITY;
+        const Quantized want = quantize(fi.id, x, rows, cols, o);
+        const Quantized got = gpu::quantize(gpu::Backend::Device, fi.id, x, rows, cols, o);
+        const std::string n = std::string(fi.name) + "/" + std::string(rounding_name(r)) + "/v" + std::to_string(variant);
+        expect(want.codes == got.codes, n + " codes");
+        expect(want.scales == got.scales, n + " scales");
+        expect(want.scale_words == got.scale_words, n + " scale words");
+        expect(std::bit_cast<uint32_t>(want.global_scale) == std::bit_cast<uint32_t>(got.global_scale), n + " global scale");
+      }
+    }
+  }
+}
+
+void gemm_checks() {
+  std::mt19937_64 g(3);
+  std::vector<std::pair<MmaConfig, std::string>> cfgs;
+  cfgs.push_back({make_mma_config(MmaKindId::Mxf4), "mxf4"});
+  for (const ElemFormat* s : {&kUE4M3, &kUE8M0})
+    for (int b : {16, 32}) cfgs.push_back({make_mma_config(MmaKindId::Mxf4Nvf4, nullptr, nullptr, s, b), "mxf4nvf4"});
+  for (const ElemFormat* a : {&kE4M3, &kE5M2, &kE2M3, &kE3M2, &kE2M1})
+    for (const ElemFormat* b : {&kE4M3, &kE5M2, &kE2M1}) cfgs.push_back({make_mma_config(MmaKindId::Mxf8f6f4, a, b), "mxf8f6f4"});
+  cfgs.push_back({make_mma_config(MmaKindId::Hif4), "hif4"});
+  for (const auto& [cfg, name] : cfgs) {
+    for (Model m : {Model::Blackwell, Model::AscendHif4, Model::Fp32Seq}) {
+      if (!gpu::cannot_run(cfg, m).empty()) continue;
+      const size_t M = 33, N = 65, K = 256, nblk = K / static_cast<size_t>(cfg.block);
+      std::vector<uint8_t> a(M * K), b(N * K);
+      for (auto& x : a) x = static_cast<uint8_t>(g());
+      for (auto& x : b) x = static_cast<uint8_t>(g());
+      std::vector<uint32_t> sa(M * nblk), sb(N * nblk);
+      for (auto& s : sa) s = static_cast<uint32_t>(g()) & (cfg.kind->scale_word32 ? 0xFFFFFFFFu : 0xFFu);
+      for (auto& s : sb) s = static_cast<uint32_t>(g()) & (cfg.kind->scale_word32 ? 0xFFFFFFFFu : 0xFFu);
+      std::vector<float> c(M * N);
+      for (auto& x : c) x = std::ldexp(float(int(g() % 2001) - 1000), int(g() % 60) - 40);
+      const std::vector<float> want = gemm(cfg, m, M, N, K, a, sa, b, sb, c, 0.5f);
+      const std::vector<uint32_t> got = gpu::gemm(gpu::Backend::Device, cfg, m, M, N, K, a, sa, b, sb, c, 0.5f);
+      size_t bad = 0;
+      for (size_t i = 0; i < want.size(); ++i) bad += std::bit_cast<uint32_t>(want[i]) != got[i];
+      expect(bad == 0, name + "/" + std::string(model_name(m)) + ": " + std::to_string(bad) + " outputs differ");
+    }
+  }
+}
+
+}  // namespace
+
+int main() {
+  std::string why;
+  if (!gpu::gpu_available(why)) {
+    std::printf("SKIP: GPU kernels not run: %s\n", why.c_str());
+    return 77;
+  }
+  std::printf("device: %s\n", why.c_str());
+  quant_checks();
+  gemm_checks();
+  std::printf("%d checks, %d failures\n", checks, failures);
+  return failures == 0 ? 0 : 1;
+}
