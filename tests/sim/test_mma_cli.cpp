@@ -21,6 +21,7 @@
 
 #include "fp4sim/io/npy.hpp"
 #include "fp4sim/linear.hpp"
+#include "cli_harness.hpp"
 #include "fp4sim/mma.hpp"
 #include "fp4sim/synth.hpp"
 
@@ -35,46 +36,10 @@ using namespace fp4sim;
 
 namespace {
 
-struct Result {
-  int code = -1;
-  std::string out, err;
-  size_t err_lines() const { return static_cast<size_t>(std::count(err.begin(), err.end(), '\n')); }
-};
+using test::Dir;
+using test::Result;
+using test::slurp;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
-
-// A scratch directory; run() executes `fp4sim ARGS` inside it (ARGS pasted into a shell line).
-class Dir {
- public:
-  Dir() {
-    static std::atomic<int> n{0};
-    root_ = fs::temp_directory_path() / ("fp4sim_mma_cli_" + std::to_string(::getpid()) + "_" + std::to_string(n++));
-    fs::remove_all(root_);
-    fs::create_directories(root_ / "w");
-  }
-  ~Dir() {
-    std::error_code ec;
-    fs::remove_all(root_, ec);
-  }
-  fs::path operator/(const std::string& name) const { return root_ / "w" / name; }
-  Result run(const std::string& args) const {
-    const fs::path o = root_ / "stdout", e = root_ / "stderr";
-    const std::string cmd = "cd '" + (root_ / "w").string() + "' && '" FP4SIM_CLI "' " + args + " >'" + o.string() +
-                            "' 2>'" + e.string() + "'";
-    const int st = std::system(cmd.c_str());
-    Result r;
-    r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    r.out = slurp(o);
-    r.err = slurp(e);
-    return r;
-  }
-
- private:
-  fs::path root_;
-};
 
 template <class T>
 void save(const fs::path& p, std::vector<size_t> shape, const std::vector<T>& v) {
@@ -186,7 +151,7 @@ TEST(CliMma, EveryKindAndModelEqualsInProcessGemm) {
       make_mma_config(MmaKindId::Mxf8f6f4, &kE3M2, &kE2M3),
       make_mma_config(MmaKindId::Hif4),
   };
-  Dir d;
+  Dir d("mma_cli");
   uint64_t seed = 1;
   size_t checked = 0;
   for (const MmaConfig& cfg : cfgs) {
@@ -221,7 +186,7 @@ TEST(CliMma, EveryKindAndModelEqualsInProcessGemm) {
 //   blocks 0-2: 3 * 16 * (1 * 0.5 * 1 * 1.5) = 36;  block 3: 16 * (1 * 0.5 * 2 * 1.5) = 24
 //   D = 0.25 + 36 + 24 = 60.25 (exact in FP32, so every model agrees).
 TEST(CliMma, HandDerivedValue) {
-  Dir d;
+  Dir d("mma_cli");
   save<uint8_t>(d / "a.npy", {1, 64}, std::vector<uint8_t>(64, 0x2));
   save<uint8_t>(d / "b.npy", {1, 64}, std::vector<uint8_t>(64, 0x1));
   save<uint8_t>(d / "sa.npy", {1, 4}, {0x38, 0x38, 0x38, 0x40});
@@ -242,7 +207,7 @@ TEST(CliMma, HandDerivedValue) {
 }
 
 TEST(CliMma, BadInputsFailWithOneLine) {
-  Dir d;
+  Dir d("mma_cli");
   const Operands o = random_operands(make_mma_config(MmaKindId::Mxf4), 2, 3, 2, 9);
   write_operands(d, o);
   save<float>(d / "af.npy", {2, 128}, std::vector<float>(256, 1.0f));
@@ -312,7 +277,7 @@ TEST(CliMma, BadInputsFailWithOneLine) {
 // fp4sim gemm
 
 TEST(CliGemm, EqualsInProcessQuantizedGemm) {
-  Dir d;
+  Dir d("mma_cli");
   const size_t M = 24, N = 16, K = 256;
   const std::vector<float> a = llm_activations(M, K, 11), b = llm_weights(N, K, 12);
   std::vector<float> c(M * N);
@@ -380,7 +345,7 @@ TEST(CliGemm, EqualsInProcessQuantizedGemm) {
 }
 
 TEST(CliGemm, BadInputsFailWithOneLine) {
-  Dir d;
+  Dir d("mma_cli");
   save<float>(d / "a.npy", {4, 128}, std::vector<float>(512, 1.0f));
   save<float>(d / "b.npy", {2, 128}, std::vector<float>(256, 1.0f));
   save<float>(d / "b64.npy", {2, 64}, std::vector<float>(128, 1.0f));
@@ -415,7 +380,7 @@ TEST(CliGemm, BadInputsFailWithOneLine) {
 // fp4sim linear
 
 TEST(CliLinear, TableAndJsonMatchInProcess) {
-  Dir d;
+  Dir d("mma_cli");
   const LinearInputs in = synth_linear_inputs(128, 64, 128, 3);
   const LinearReference ref = linear_reference(in);
   const struct {
@@ -470,7 +435,7 @@ TEST(CliLinear, TableAndJsonMatchInProcess) {
 }
 
 TEST(CliLinear, AblationRowsAndFileInputs) {
-  Dir d;
+  Dir d("mma_cli");
   const Result r = d.run("linear --ablation --m 64 --n 64 --k 64 --json a.json");
   ASSERT_EQ(r.code, 0) << r.err;
   const std::vector<LinearRecipe> rows = ablation_recipes(0);
@@ -500,7 +465,7 @@ TEST(CliLinear, AblationRowsAndFileInputs) {
 }
 
 TEST(CliLinear, BadInputsFailWithOneLine) {
-  Dir d;
+  Dir d("mma_cli");
   save<float>(d / "x.npy", {64, 128}, std::vector<float>(64 * 128, 1.0f));
   save<float>(d / "w.npy", {64, 64}, std::vector<float>(64 * 64, 1.0f));
   save<float>(d / "dy.npy", {64, 64}, std::vector<float>(64 * 64, 1.0f));
@@ -529,7 +494,7 @@ TEST(CliLinear, BadInputsFailWithOneLine) {
 }
 
 TEST(CliHelp, NewCommandsListedAndHelpful) {
-  Dir d;
+  Dir d("mma_cli");
   const Result all = d.run("--help");
   ASSERT_EQ(all.code, 0);
   for (const char* c : {"mma", "gemm", "linear", "vectors", "replay"}) {

@@ -23,6 +23,7 @@
 #include "fp4sim/io/npy.hpp"
 #include "fp4sim/io/vectors.hpp"
 #include "fp4sim/layout.hpp"
+#include "cli_harness.hpp"
 #include "fp4sim/mma.hpp"
 
 #ifndef FP4SIM_CLI
@@ -35,46 +36,11 @@ using namespace fp4sim::vectors;
 
 namespace {
 
-struct Result {
-  int code = -1;
-  std::string out, err;
-  size_t err_lines() const { return static_cast<size_t>(std::count(err.begin(), err.end(), '\n')); }
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
 void spit(const fs::path& p, const std::string& s) { std::ofstream(p, std::ios::binary | std::ios::trunc) << s; }
+using test::Dir;
+using test::Result;
+using test::slurp;
 
-class Dir {
- public:
-  Dir() {
-    static std::atomic<int> n{0};
-    root_ = fs::temp_directory_path() / ("fp4sim_vectors_" + std::to_string(::getpid()) + "_" + std::to_string(n++));
-    fs::remove_all(root_);
-    fs::create_directories(root_ / "w");
-  }
-  ~Dir() {
-    std::error_code ec;
-    fs::remove_all(root_, ec);
-  }
-  fs::path operator/(const std::string& name) const { return root_ / "w" / name; }
-  Result run(const std::string& args) const {
-    const fs::path o = root_ / "stdout", e = root_ / "stderr";
-    const std::string cmd = "cd '" + (root_ / "w").string() + "' && '" FP4SIM_CLI "' " + args + " >'" + o.string() +
-                            "' 2>'" + e.string() + "'";
-    const int st = std::system(cmd.c_str());
-    Result r;
-    r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    r.out = slurp(o);
-    r.err = slurp(e);
-    return r;
-  }
-
- private:
-  fs::path root_;
-};
 
 uint32_t bits(float f) { return std::bit_cast<uint32_t>(f); }
 
@@ -138,7 +104,7 @@ void expect_replay_error(const Result& r, const std::string& id, const std::stri
 // Suites end to end
 
 TEST(VectorSuites, EverySuiteWritesAndReplaysOnGolden) {
-  Dir d;
+  Dir d("vectors");
   const std::vector<std::pair<std::string, std::string>> suites = {
       {"smoke", ""}, {"corners", ""}, {"random", " --size 5 --seed 3"}, {"llm", " --size 64 --seed 2"}};
   for (const auto& [name, extra] : suites) {
@@ -166,7 +132,7 @@ TEST(VectorSuites, EverySuiteWritesAndReplaysOnGolden) {
 }
 
 TEST(VectorSuites, ManifestIsSelfDescribing) {
-  Dir d;
+  Dir d("vectors");
   ASSERT_EQ(d.run("vectors --suite llm --size 64 --seed 9 --out s").code, 0);
   const io::Json m = io::read_manifest(d / "s");
   EXPECT_EQ(m["suite"], "llm");
@@ -206,7 +172,7 @@ TEST(VectorSuites, ManifestIsSelfDescribing) {
 }
 
 TEST(VectorSuites, DeterministicAndSeeded) {
-  Dir d;
+  Dir d("vectors");
   ASSERT_EQ(d.run("vectors --suite random --size 4 --seed 1 --out a").code, 0);
   ASSERT_EQ(d.run("vectors --suite random --size 4 --seed 1 --out b --threads 1").code, 0);
   ASSERT_EQ(d.run("vectors --suite random --size 4 --seed 2 --out c").code, 0);
@@ -230,7 +196,7 @@ TEST(VectorSuites, DeterministicAndSeeded) {
 }
 
 TEST(VectorSuites, StoredLayoutsMatchTheirDefinitions) {
-  Dir d;
+  Dir d("vectors");
   ASSERT_EQ(d.run("vectors --suite random --size 5 --out s").code, 0);
   const io::Json m = io::read_manifest(d / "s");
   size_t atoms = 0, packs = 0;
@@ -274,7 +240,7 @@ TEST(VectorSuites, StoredLayoutsMatchTheirDefinitions) {
 // Damaged suites
 
 TEST(VectorReplay, DamagedFilesAreReportedByNameAndNeverUsed) {
-  Dir d;
+  Dir d("vectors");
   const std::vector<std::string> ids = write_smoke(d, "clean");
   ASSERT_GE(ids.size(), 4u);
   const size_t n = ids.size();
@@ -327,7 +293,7 @@ TEST(VectorReplay, DamagedFilesAreReportedByNameAndNeverUsed) {
 }
 
 TEST(VectorReplay, WrongContentWithValidCrcIsAMismatchOrAnInconsistency) {
-  Dir d;
+  Dir d("vectors");
   const std::vector<std::string> ids = write_smoke(d, "s");
   // An expected output changed (CRC patched): the comparison catches it and names the bits.
   const std::string rel = "cases/" + ids[0] + "/d_exact.npy";
@@ -571,7 +537,7 @@ TEST(VectorReplay, SingleInstructionAdapterReproducesGemm) {
   EXPECT_GT(compared, 2 * cases.size());
 
   // Through the reader, on a smoke suite written in process.
-  Dir d;
+  Dir d("vectors");
   const std::vector<VectorCase> smoke = build_suite(Suite::Smoke, {});
   write_suite(d / "s", Suite::Smoke, {}, smoke, {"test"}, false);
   const SuiteReader reader(d / "s");
@@ -638,7 +604,7 @@ TEST(VectorReplay, SingleInstructionAdapterReproducesGemm) {
 }
 
 TEST(VectorCli, BadInputsFailWithOneLine) {
-  Dir d;
+  Dir d("vectors");
   ASSERT_EQ(d.run("vectors --suite smoke --out s").code, 0);
   {
     const std::vector<float> x(64, 1.0f);

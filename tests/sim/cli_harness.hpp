@@ -1,0 +1,63 @@
+// Runs the real fp4sim binary (FP4SIM_CLI) as a user would, in a scratch directory, for the CLI
+// tests: exit code, stdout and stderr of each run.
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+namespace fp4sim::test {
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+  size_t err_lines() const { return static_cast<size_t>(std::count(err.begin(), err.end(), '\n')); }
+};
+
+inline std::string slurp(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+// A scratch directory named after `tag`; run() executes `fp4sim ARGS` inside it (ARGS pasted into
+// a shell line).
+class Dir {
+ public:
+  explicit Dir(const std::string& tag) {
+    static std::atomic<int> n{0};
+    root_ = std::filesystem::temp_directory_path() /
+            ("fp4sim_" + tag + "_" + std::to_string(::getpid()) + "_" + std::to_string(n++));
+    std::filesystem::remove_all(root_);
+    std::filesystem::create_directories(root_ / "w");
+  }
+  ~Dir() {
+    std::error_code ec;
+    std::filesystem::remove_all(root_, ec);
+  }
+  Dir(const Dir&) = delete;
+  Dir& operator=(const Dir&) = delete;
+  std::filesystem::path operator/(const std::string& name) const { return root_ / "w" / name; }
+  Result run(const std::string& args) const {
+    const std::filesystem::path o = root_ / "stdout", e = root_ / "stderr";
+    const std::string cmd = "cd '" + (root_ / "w").string() + "' && '" FP4SIM_CLI "' " + args + " >'" + o.string() +
+                            "' 2>'" + e.string() + "'";
+    const int st = std::system(cmd.c_str());
+    Result r;
+    r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    r.out = slurp(o);
+    r.err = slurp(e);
+    return r;
+  }
+
+ private:
+  std::filesystem::path root_;
+};
+
+}  // namespace fp4sim::test
