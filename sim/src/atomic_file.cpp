@@ -92,7 +92,7 @@ std::vector<uint8_t> read_file(const fs::path& path) {
   return out;
 }
 
-void write_file_atomic(const fs::path& path, std::span<const uint8_t> bytes) {
+void write_file_atomic(const fs::path& path, std::span<const uint8_t> bytes, Durability durability) {
   if (path.filename().empty()) fail(path, "not a file name", 0);
   // O_EXCL with a fresh random suffix instead of mkstemp: mkstemp creates mode 0600, while
   // open(0666) lets the kernel apply the umask like for any new file, without touching the
@@ -112,7 +112,7 @@ void write_file_atomic(const fs::path& path, std::span<const uint8_t> bytes) {
   }
   try {
     write_all(fd, path, bytes);
-    if (::fsync(fd) != 0) fail(path, "fsync failed", errno);
+    if (durability == Durability::Fsync && ::fsync(fd) != 0) fail(path, "fsync failed", errno);
   } catch (...) {
     ::close(fd);
     ::unlink(tmp.c_str());
@@ -152,6 +152,13 @@ StagingDir::~StagingDir() {
 }
 
 void StagingDir::commit(bool replace) {
+  // One syncfs for every file written into the stage with Durability::Deferred.
+  const int dfd = ::open(stage_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) fail(stage_, "cannot open staging directory", errno);
+  const int sync_rc = ::syncfs(dfd);
+  const int sync_err = errno;
+  ::close(dfd);
+  if (sync_rc != 0) fail(stage_, "syncfs failed", sync_err);
   std::error_code ec;
   fs::file_status st = fs::symlink_status(final_, ec);
   bool exists = fs::exists(st);

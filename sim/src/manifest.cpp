@@ -2,6 +2,7 @@
 
 #include "fp4sim/io/atomic_file.hpp"
 #include "fp4sim/io/crc32.hpp"
+#include "fp4sim/io/npy.hpp"
 
 #ifndef FP4SIM_VERSION
 #error "FP4SIM_VERSION must be defined by the build (sim/CMakeLists.txt)"
@@ -14,7 +15,9 @@ std::string_view tool_version() { return FP4SIM_VERSION; }
 
 void OutputWriter::add(const std::string& name, DType dtype, std::span<const size_t> shape,
                        std::span<const uint8_t> data) {
-  std::vector<uint8_t> bytes = write_npy(dir_ / name, dtype, shape, data);
+  // Writers fill staging directories; StagingDir::commit makes them durable with one syncfs.
+  std::vector<uint8_t> bytes = encode_npy(dtype, shape, data);
+  write_file_atomic(dir_ / name, bytes, Durability::Deferred);
   files_.push_back(FileRecord{name, dtype, std::vector<size_t>(shape.begin(), shape.end()),
                               bytes.size(), crc32(bytes)});
 }

@@ -34,7 +34,8 @@ struct FileRecord {
   uint32_t crc32 = 0;  // of the whole file
 };
 
-// Writes .npy files into one directory and records each for the manifest.
+// Writes .npy files into one StagingDir (durability deferred to its commit) and records each for
+// the manifest.
 class OutputWriter {
  public:
   explicit OutputWriter(std::filesystem::path dir) : dir_(std::move(dir)) {}
