@@ -3,6 +3,7 @@
 // and NVFP4 / MXFP4 on the same grid), every output checked bit for bit against golden gemm, and
 // summarized: bit-exact counts, cycles, MACs/cycle, utilization, the top stall cause, error vs FP64.
 // Writes OUT/report.json and OUT/report.md.
+#include <algorithm>
 #include <bit>
 #include <chrono>
 #include <cmath>
@@ -23,6 +24,9 @@
 #ifdef FP4SIM_HAVE_MODELS
 #include "fp4sim/models/models.hpp"
 #endif
+#ifdef FP4SIM_HAVE_RTL
+#include "rtl_driver.hpp"
+#endif
 
 namespace fp4sim::cli {
 namespace {
@@ -30,7 +34,8 @@ namespace {
 namespace fs = std::filesystem;
 namespace po = boost::program_options;
 
-constexpr const char* kUsage = "run [--m M --n N --k K] [--seed S] [--out DIR] [--threads T] [--quick]";
+constexpr const char* kUsage =
+    "run [--m M --n N --k K] [--seed S] [--out DIR] [--threads T] [--quick] [--rtl [--rtl-sample E]]";
 
 #ifdef FP4SIM_HAVE_MODELS
 namespace fm = fp4sim::models;
@@ -47,6 +52,12 @@ struct Row {
   GemmError err;
   double model_s = 0, golden_s = 0;
   std::string top_stall;
+  // RTL in the loop (--rtl): instructions streamed through the Verilated unit vs golden mma_dot.
+  std::string rtl_unit;  // empty: no RTL unit computes this configuration (or --rtl not given)
+  size_t rtl_checked = 0, rtl_mismatches = 0, rtl_chain_mismatches = 0, rtl_elements = 0;
+  uint64_t rtl_cycles = 0;
+  double rtl_s = 0;
+  std::string rtl_first_mismatch;
 };
 
 std::vector<uint32_t> widen(const Quantized& q) {
@@ -59,6 +70,72 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 io::Json num(double v) { return std::isfinite(v) ? io::Json(v) : io::Json(nullptr); }
+
+#ifdef FP4SIM_HAVE_RTL
+std::string hex32(uint32_t v) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%08x", v);
+  return buf;
+}
+
+// Scoreboard: the first `sample` output elements (row-major) of the layer, each a chain of K / k
+// instructions (C of instruction t+1 = golden D of instruction t, so an RTL error cannot hide behind
+// a later one). Every instruction goes through the RTL unit in one back-to-back stream and its
+// result is compared bit for bit with golden mma_dot on the same operands; the chain end is also
+// compared with golden gemm's output element. Fills the rtl_* fields of r.
+void rtl_scoreboard(Row& r, const MmaConfig& cfg, size_t sample, uint64_t N, uint64_t K, const Quantized& qa,
+                    const Quantized& qb, const std::vector<uint32_t>& sa, const std::vector<uint32_t>& sb,
+                    const std::vector<float>& gold) {
+  const auto unit = rtl::unit_for(cfg);
+  if (!unit) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  rtl::Driver drv(*unit);
+  r.rtl_unit = std::string(drv.info().name);
+  const size_t k = static_cast<size_t>(drv.k()), ns = static_cast<size_t>(drv.scales_per_op());
+  const size_t spr = K / k * ns;  // scale codes per operand row
+  const size_t steps = K / k;
+  const size_t elems = std::min<size_t>(sample, gold.size());
+  const size_t n = elems * steps;
+  std::vector<uint8_t> a(n * k), b(n * k);
+  std::vector<uint32_t> fa(n * ns), fb(n * ns), c(n), want(n), got(n);
+  for (size_t e = 0; e < elems; ++e) {
+    const size_t i = e / N, j = e % N;
+    uint32_t acc = 0;  // +0: fp4sim::gemm's empty C
+    for (size_t t = 0; t < steps; ++t) {
+      const size_t x = e * steps + t;
+      std::copy_n(qa.codes.data() + i * K + t * k, k, a.data() + x * k);
+      std::copy_n(qb.codes.data() + j * K + t * k, k, b.data() + x * k);
+      std::copy_n(sa.data() + i * spr + t * ns, ns, fa.data() + x * ns);
+      std::copy_n(sb.data() + j * spr + t * ns, ns, fb.data() + x * ns);
+      c[x] = acc;
+      acc = want[x] = mma_dot(cfg, a.data() + x * k, b.data() + x * k, fa.data() + x * ns, fb.data() + x * ns, acc);
+    }
+    if (acc != std::bit_cast<uint32_t>(gold[e])) ++r.rtl_chain_mismatches;
+  }
+  drv.run(n, a.data(), b.data(), fa.data(), fb.data(), c.data(), got.data());
+  for (size_t x = 0; x < n; ++x) {
+    if (got[x] == want[x]) continue;
+    if (r.rtl_mismatches++ == 0) {
+      std::ostringstream o;
+      o << "element " << x / steps << " (row " << x / steps / N << ", col " << x / steps % N << "), k-step "
+        << x % steps << ": a";
+      for (size_t q = 0; q < k; ++q) o << (q ? "," : "=") << std::hex << int{a[x * k + q]};
+      o << " sfa";
+      for (size_t q = 0; q < ns; ++q) o << (q ? "," : "=") << hex32(fa[x * ns + q]);
+      o << " b";
+      for (size_t q = 0; q < k; ++q) o << (q ? "," : "=") << std::hex << int{b[x * k + q]};
+      o << " sfb";
+      for (size_t q = 0; q < ns; ++q) o << (q ? "," : "=") << hex32(fb[x * ns + q]);
+      o << " c=" << hex32(c[x]) << " rtl=" << hex32(got[x]) << " golden=" << hex32(want[x]);
+      r.rtl_first_mismatch = o.str();
+    }
+  }
+  r.rtl_checked = n;
+  r.rtl_elements = elems;
+  r.rtl_cycles = drv.cycles();
+  r.rtl_s = seconds_since(t0);
+}
+#endif
 #endif
 
 }  // namespace
@@ -72,7 +149,10 @@ int cmd_run(const Invocation& inv) {
       ("seed", po::value<std::string>()->value_name("S"), "synthetic data seed (default 0)")
       ("out", po::value<std::string>()->value_name("DIR"), "output directory (default out)")
       ("threads", po::value<std::string>()->value_name("T"), "host threads for the datapaths (0 = all)")
-      ("quick", "a small layer (128 x 256 x 512) for smoke tests");
+      ("quick", "a small layer (128 x 256 x 512) for smoke tests")
+      ("rtl", "RTL in the loop: stream the instructions of the first output elements through the Verilated "
+              "unit of each configuration and check every result against golden mma_dot")
+      ("rtl-sample", po::value<std::string>()->value_name("E"), "output elements checked with --rtl (default 2048)");
   po::variables_map vm;
   if (!parse_options(inv, kUsage, od, vm)) return kExitOk;
   const bool quick = vm.count("quick") > 0;
@@ -84,8 +164,15 @@ int cmd_run(const Invocation& inv) {
   const unsigned threads =
       vm.count("threads") ? static_cast<unsigned>(parse_uint("--threads", vm["threads"].as<std::string>(), 0, 1024)) : 0;
   const fs::path out = get_or(vm, "out", "out");
+  const bool use_rtl = vm.count("rtl") > 0;
+  const size_t rtl_sample =
+      vm.count("rtl-sample") ? parse_uint("--rtl-sample", vm["rtl-sample"].as<std::string>(), 1, 1u << 24) : 2048;
+#ifndef FP4SIM_HAVE_RTL
+  if (use_rtl) throw std::runtime_error("fp4sim was built without the Verilated RTL (--rtl needs Verilator)");
+  (void)rtl_sample;
+#endif
 #ifndef FP4SIM_HAVE_MODELS
-  (void)M, (void)N, (void)K, (void)seed, (void)threads;
+  (void)M, (void)N, (void)K, (void)seed, (void)threads, (void)use_rtl, (void)rtl_sample;
   throw std::runtime_error("fp4sim was built without the SystemC models (configure with FP4SIM_SYSTEMC=ON)");
 #else
   fs::create_directories(out);
@@ -158,26 +245,49 @@ int cmd_run(const Invocation& inv) {
     for (const auto& [cause, cyc] : res.stats.stalls)
       if (cyc > worst) worst = cyc, r.top_stall = cause;
     r.stats = std::move(res.stats);
+#ifdef FP4SIM_HAVE_RTL
+    if (use_rtl) {
+      rtl_scoreboard(r, cfg, rtl_sample, N, K, qa, qb, sa, sb, gold);
+      if (r.rtl_unit.empty())
+        std::cerr << "    rtl: no RTL unit computes this configuration\n";
+      else
+        std::cerr << "    rtl " << r.rtl_unit << ": " << r.rtl_checked - r.rtl_mismatches << "/" << r.rtl_checked
+                  << " instructions equal to golden mma_dot, " << r.rtl_elements - r.rtl_chain_mismatches << "/"
+                  << r.rtl_elements << " chain ends equal to golden gemm, " << r.rtl_cycles << " cycles, "
+                  << fmt_num("%.2f", r.rtl_s) << " s\n";
+      if (!r.rtl_first_mismatch.empty()) std::cerr << "    first RTL mismatch: " << r.rtl_first_mismatch << "\n";
+    }
+#endif
     rows.push_back(std::move(r));
   }
 
   // ---- table ----
   std::vector<std::vector<std::string>> table;
-  bool all_exact = true;
+  bool all_exact = true, rtl_exact = true;
   for (const Row& r : rows) {
     all_exact = all_exact && r.mismatches == 0;
+    rtl_exact = rtl_exact && r.rtl_mismatches == 0 && r.rtl_chain_mismatches == 0;
     table.push_back({r.engine, r.format, r.mismatches == 0 ? "yes" : "NO",
                      std::to_string(r.total - r.mismatches) + "/" + std::to_string(r.total),
                      std::to_string(r.stats.cycles), fmt_num("%.0f", r.stats.macs_per_cycle()),
                      fmt_num("%.1f%%", 100 * r.stats.utilization()), r.top_stall, fmt_num("%.3e", r.err.rel_err),
                      fmt_num("%.2f", r.err.qsnr_db), fmt_num("%.2f", r.model_s / r.golden_s)});
+    if (use_rtl)
+      table.back().push_back(r.rtl_unit.empty() ? "-"
+                                                : r.rtl_unit + " " + std::to_string(r.rtl_checked - r.rtl_mismatches) +
+                                                      "/" + std::to_string(r.rtl_checked));
   }
-  const std::vector<std::string> head = {"engine", "format", "bit-exact", "equal/total", "cycles", "MACs/cycle",
-                                         "util", "top stall", "rel err", "QSNR dB", "time/golden"};
+  std::vector<std::string> head = {"engine", "format", "bit-exact", "equal/total", "cycles", "MACs/cycle",
+                                   "util", "top stall", "rel err", "QSNR dB", "time/golden"};
+  if (use_rtl) head.push_back("RTL equal/checked");
   std::cout << "\n";
   print_table(std::cout, head, table, 4);
   std::cout << "\n" << (all_exact ? "All outputs bit-identical to golden gemm." : "MISMATCH against golden gemm!")
             << "  (" << fmt_num("%.1f", seconds_since(t_all)) << " s)\n";
+  if (use_rtl)
+    std::cout << (rtl_exact ? "Every RTL instruction result bit-identical to golden mma_dot."
+                            : "RTL MISMATCH against golden mma_dot!")
+              << "\n";
 
   // ---- report.json / report.md ----
   io::Json j;
@@ -209,7 +319,23 @@ int cmd_run(const Invocation& inv) {
                            {"max_abs", num(r.err.max_abs)}, {"bias", num(r.err.bias)}}},
                          {"model_seconds", r.model_s},
                          {"golden_seconds", r.golden_s}});
+    if (use_rtl) {
+      io::Json& jr = j["runs"].back();
+      if (r.rtl_unit.empty()) {
+        jr["rtl"] = nullptr;
+      } else {
+        jr["rtl"] = {{"unit", r.rtl_unit},
+                     {"elements", r.rtl_elements},
+                     {"instructions_checked", r.rtl_checked},
+                     {"instruction_mismatches", r.rtl_mismatches},
+                     {"chain_mismatches_vs_gemm", r.rtl_chain_mismatches},
+                     {"cycles", r.rtl_cycles},
+                     {"seconds", r.rtl_s}};
+        if (!r.rtl_first_mismatch.empty()) jr["rtl"]["first_mismatch"] = r.rtl_first_mismatch;
+      }
+    }
   }
+  if (use_rtl) j["rtl_bit_exact"] = rtl_exact;
   io::write_file_atomic(out / "report.json", j.dump(2) + "\n");
   std::ostringstream md;
   md << "# fp4sim run\n\nLinear layer Y = X . W^T, X [" << M << " x " << K << "] (llm_activations), W [" << N << " x "
@@ -224,9 +350,18 @@ int cmd_run(const Invocation& inv) {
     md << "\n";
   }
   md << "\n" << (all_exact ? "All outputs bit-identical to golden gemm." : "MISMATCH against golden gemm.") << "\n";
+  if (use_rtl) {
+    md << "\nRTL in the loop: the instructions of the first " << rtl_sample
+       << " output elements (row-major), streamed through the Verilated unit, each result compared with golden "
+          "mma_dot: "
+       << (rtl_exact ? "all bit-identical." : "MISMATCH.") << "\n";
+    for (const Row& r : rows)
+      if (!r.rtl_first_mismatch.empty())
+        md << "\n- " << r.engine << " " << r.format << " first mismatch: `" << r.rtl_first_mismatch << "`\n";
+  }
   io::write_file_atomic(out / "report.md", md.str());
   std::cerr << "wrote " << (out / "report.json").string() << ", " << (out / "report.md").string() << "\n";
-  return all_exact ? kExitOk : kExitRuntime;
+  return all_exact && rtl_exact ? kExitOk : kExitRuntime;
 #endif
 }
 

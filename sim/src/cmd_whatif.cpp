@@ -2,6 +2,7 @@
 // not depend on values) and writes a CSV, one row per configuration (docs/whatif.md).
 #include <cstdio>
 #include <filesystem>
+#include <stdexcept>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -25,11 +26,40 @@ constexpr const char* kUsage = "whatif [--engine tensor-core|cube|both] [--m M -
 #ifdef FP4SIM_HAVE_MODELS
 namespace fm = fp4sim::models;
 
-std::string csv_row(const std::string& engine, const std::string& format, const std::string& params,
+// Total transistors (gates + flops) of one 64-element dot-product unit, from the yosys table in
+// docs/area.md (generic-gate synthesis of rtl/*.sv). A tensor-core dot lane is one bs_dot_k64 unit;
+// a cube PE of pe_k elements is scaled linearly from the 64-element PE (an estimate: the adder
+// tree grows slightly faster than linearly, the per-PE accumulator slower). The cube has no MXFP4
+// PE in rtl/, so its MXFP4 configurations use bs_dot_k64_ue8m0_b32 (same arithmetic).
+struct UnitArea {
+  const char* engine;
+  BlockFormat format;
+  const char* unit;
+  double transistors;
+};
+constexpr UnitArea kArea[] = {
+    {"tensor-core", BlockFormat::Nvfp4, "bs_dot_k64_ue4m3_b16", 141976},
+    {"tensor-core", BlockFormat::Mxfp4, "bs_dot_k64_ue8m0_b32", 117896},
+    {"cube", BlockFormat::Hif4, "hif4_pe", 122094},
+    {"cube", BlockFormat::Nvfp4, "nvfp4_pe64", 162120},
+    {"cube", BlockFormat::Mxfp4, "bs_dot_k64_ue8m0_b32", 117896},
+};
+
+const UnitArea& area_of(const std::string& engine, BlockFormat f) {
+  for (const UnitArea& a : kArea)
+    if (engine == a.engine && f == a.format) return a;
+  throw std::logic_error("whatif: no area entry for " + engine);
+}
+
+// units: 64-element dot-product units in the configuration (dot lanes, or grid PEs x pe_k / 64).
+std::string csv_row(const std::string& engine, BlockFormat f, const std::string& params, double units,
                     const fm::Stats& s) {
+  const UnitArea& a = area_of(engine, f);
+  const double mtr = units * a.transistors / 1e6;
   std::ostringstream o;
-  o << engine << "," << format << "," << params << "," << s.cycles << "," << s.compute_cycles << ","
-    << fmt_num("%.2f", s.macs_per_cycle()) << "," << fmt_num("%.4f", s.utilization());
+  o << engine << "," << info(f).name << "," << params << "," << s.cycles << "," << s.compute_cycles << ","
+    << fmt_num("%.2f", s.macs_per_cycle()) << "," << fmt_num("%.4f", s.utilization()) << "," << a.unit << ","
+    << fmt_num("%.2f", mtr) << "," << fmt_num("%.3f", s.macs_per_cycle() / mtr);
   for (const auto& [k, v] : s.stalls) o << "," << k << "=" << v;
   return o.str();
 }
@@ -61,8 +91,8 @@ int cmd_whatif(const Invocation& inv) {
 #else
   if (out.has_parent_path()) fs::create_directories(out.parent_path());
   std::ostringstream csv;
-  csv << "engine,format,p1,p2,p3,p4,cycles,compute_cycles,macs_per_cycle,utilization,stall1,stall2,stall3,stall4,"
-         "stall5\n";
+  csv << "engine,format,p1,p2,p3,p4,cycles,compute_cycles,macs_per_cycle,utilization,area_unit,mtransistors,"
+         "macs_per_cycle_per_mtr,stall1,stall2,stall3,stall4,stall5\n";
   size_t nrows = 0;
   auto workload = [&](BlockFormat f) {
     fm::Workload w;
@@ -86,10 +116,10 @@ int cmd_whatif(const Invocation& inv) {
               p.load_bytes_per_cycle = load;
               p.pipeline_depth = depth;
               const fm::Result r = fm::run_tensor_core(p, workload(f));
-              csv << csv_row("tensor-core", std::string(info(f).name),
+              csv << csv_row("tensor-core", f,
                              "dot_lanes=" + std::to_string(lanes) + ",tile_n=" + std::to_string(tile_n) +
                                  ",load_Bpc=" + std::to_string(load) + ",pipeline=" + std::to_string(depth),
-                             r.stats)
+                             lanes, r.stats)
                   << "\n";
               ++nrows;
             }
@@ -106,10 +136,10 @@ int cmd_whatif(const Invocation& inv) {
               p.l0a_load_bytes_per_cycle = p.l0b_load_bytes_per_cycle = bw;
               p.pe_k = pek;
               const fm::Result r = fm::run_cube(p, workload(f));
-              csv << csv_row("cube", std::string(info(f).name),
+              csv << csv_row("cube", f,
                              "grid=" + std::to_string(grid) + ",l0ab_KiB=" + std::to_string(l0 / 1024) +
                                  ",load_Bpc=" + std::to_string(bw) + ",pe_k=" + std::to_string(pek),
-                             r.stats)
+                             double(grid) * grid * pek / 64, r.stats)
                   << "\n";
               ++nrows;
             }
