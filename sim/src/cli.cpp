@@ -110,6 +110,8 @@ QuantOptions parse_quant_options(const po::variables_map& vm, BlockFormat f) {
   const std::string rnd = get_or(vm, "rounding", "rne");
   if (!parse_rounding(rnd, o.rounding))
     throw UsageError("--rounding: unknown mode '" + rnd + "' (expected rne, rna, rz or sr)");
+  if (f == BlockFormat::Hif4 && o.rounding == Rounding::Rz)
+    throw UsageError("--rounding rz: hif4 rounds half-up (rna, also selected by rne) or with sr");
   if (vm.count("seed")) o.seed = parse_uint("seed", vm["seed"].as<std::string>(), 0, UINT64_MAX);
   if (vm.count("stream"))
     o.stream = static_cast<uint32_t>(parse_uint("stream", vm["stream"].as<std::string>(), 0, UINT32_MAX));

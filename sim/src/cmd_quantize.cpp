@@ -49,45 +49,10 @@ Parsed parse(const po::variables_map& vm) {
   const std::string fmt = vm["format"].as<std::string>();
   if (!parse_block_format(fmt, p.format))
     throw UsageError("--format: unknown format '" + fmt + "' (expected one of: " + format_list() + ")");
-  const BlockFormatInfo& fi = info(p.format);
 
-  const std::string rnd = get_or(vm, "rounding", "rne");
-  if (!parse_rounding(rnd, p.opt.rounding))
-    throw UsageError("--rounding: unknown mode '" + rnd + "' (expected rne, rna, rz or sr)");
-  if (p.format == BlockFormat::Hif4 && p.opt.rounding == Rounding::Rz)
-    throw UsageError("--rounding rz: hif4 rounds half-up (rna, also selected by rne) or with sr");
-  if (vm.count("seed")) p.opt.seed = parse_uint("seed", vm["seed"].as<std::string>(), 0, UINT64_MAX);
-  if (vm.count("stream"))
-    p.opt.stream = static_cast<uint32_t>(parse_uint("stream", vm["stream"].as<std::string>(), 0, UINT32_MAX));
-
-  // Options that only mean something for some formats are refused elsewhere rather than
-  // silently ignored: a user who asked for them expected an effect.
-  if (vm.count("scale-rule")) {
-    const std::string sr = vm["scale-rule"].as<std::string>();
-    if (!parse_scale_rule(sr, p.opt.scale_rule))
-      throw UsageError("--scale-rule: unknown rule '" + sr + "' (expected floor or ceil)");
-    if (!is_mx(p.format))
-      throw UsageError("--scale-rule applies to MX formats only, not " + std::string(fi.name));
-  }
-  if (vm.count("pts")) {
-    p.opt.pts = parse_on_off("pts", vm["pts"].as<std::string>());
-    if (p.format != BlockFormat::Nvfp4)
-      throw UsageError("--pts applies to nvfp4 only, not " + std::string(fi.name));
-  }
-  p.opt.two_d = vm["2d"].as<bool>();
-  if (p.opt.two_d && p.format != BlockFormat::Nvfp4)
-    throw UsageError("--2d (16x16 tile scaling) applies to nvfp4 only, not " + std::string(fi.name));
-  if (vm.count("rht")) {
-    const std::string r = vm["rht"].as<std::string>();
-    const uint64_t n = parse_uint("rht", r, 0, 1u << 30);
-    if (n != 0 && (n < 2 || !std::has_single_bit(n)))
-      throw UsageError("--rht: size must be a power of two >= 2 (or 0 = off), got " + r);
-    p.opt.rht = static_cast<int>(n);
-  }
-  p.opt.rht_bf16 = vm["rht-bf16"].as<bool>();
-  if (p.opt.rht_bf16 && p.opt.rht == 0) throw UsageError("--rht-bf16 needs --rht N");
-  // The one seed drives both SR bits and the RHT signs of sizes other than 16 (SPEC §2.4).
-  p.opt.rht_seed = p.opt.seed;
+  // Shared with `fp4sim gemm`: options that only mean something for some formats are refused
+  // rather than silently ignored; one seed drives SR bits and RHT signs (SPEC §2.4).
+  p.opt = parse_quant_options(vm, p.format);
 
   p.input = vm["input"].as<std::string>();
   p.out = vm["out"].as<std::string>();
@@ -107,19 +72,8 @@ int cmd_quantize(const Invocation& inv) {
        "input tensor, float32 or uint16 (BF16 bits), rank >= 1; blocks run along the last axis")
       ("out", po::value<std::string>()->required()->value_name("DIR"),
        "output directory (created atomically; its parent must exist)")
-      ("rounding", po::value<std::string>()->value_name("MODE"),
-       "element rounding: rne (default), rna, rz, sr")
-      ("seed", po::value<std::string>()->value_name("S"),
-       "64-bit seed for sr bits and RHT signs (default 0)")
-      ("stream", po::value<std::string>()->value_name("N"), "32-bit Philox stream for sr (default 0)")
-      ("scale-rule", po::value<std::string>()->value_name("RULE"),
-       "MX scale rule: floor (OCP, default) or ceil")
-      ("pts", po::value<std::string>()->value_name("on|off"), "nvfp4 per-tensor FP32 scale (default on)")
-      ("2d", po::bool_switch(), "nvfp4: one scale per 16x16 tile (weights)")
-      ("rht", po::value<std::string>()->value_name("N"),
-       "random Hadamard transform of size N (power of two) along the last axis first; 0 = off")
-      ("rht-bf16", po::bool_switch(), "round the RHT output to BF16 (as TransformerEngine does)")
       ("force", po::bool_switch(), "replace DIR if it already exists");
+  add_quant_options(od);
   po::variables_map vm;
   if (!parse_options(inv, kUsage, od, vm)) return kExitOk;
   const Parsed p = parse(vm);
