@@ -161,14 +161,16 @@ void print_table(std::ostream& os, const std::vector<std::string>& head,
                  const std::vector<std::vector<std::string>>& rows, size_t text_cols) {
   std::vector<size_t> w(head.size());
   for (size_t c = 0; c < head.size(); ++c) w[c] = head[c].size();
+  // A row with fewer cells than the header (a note such as "skipped: ...") is printed as text and
+  // does not widen the columns.
   for (const auto& row : rows)
-    for (size_t c = 0; c < row.size() && c < w.size(); ++c) w[c] = std::max(w[c], row[c].size());
+    for (size_t c = 0; c < row.size() && row.size() == head.size(); ++c) w[c] = std::max(w[c], row[c].size());
   auto line = [&](const std::vector<std::string>& row) {
     std::string s;
     for (size_t c = 0; c < row.size(); ++c) {
       const size_t pad = c < w.size() && row[c].size() < w[c] ? w[c] - row[c].size() : 0;
       if (c) s += "  ";
-      if (c < text_cols) s += row[c] + (c + 1 < row.size() ? std::string(pad, ' ') : "");
+      if (c < text_cols || row.size() != head.size()) s += row[c] + (c + 1 < row.size() ? std::string(pad, ' ') : "");
       else s += std::string(pad, ' ') + row[c];
     }
     os << s << "\n";

@@ -70,48 +70,21 @@ struct Row {
   std::string skipped;  // non-empty: why this configuration could not run on the tensor
 };
 
-std::string fmt(const char* f, double v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
 void print_table(std::ostream& os, const std::vector<Row>& rows) {
   const std::vector<std::string> head = {"format", "options", "bits/val", "MSE", "QSNR dB",
                                          "bias", "zero %", "sat %", "time ms"};
   std::vector<std::vector<std::string>> cells;
   for (const Row& r : rows) {
     if (!r.skipped.empty()) {
-      cells.push_back({r.format, r.options, fmt("%.2f", r.bits), "skipped: " + r.skipped});
+      cells.push_back({r.format, r.options, fmt_num("%.2f", r.bits), "skipped: " + r.skipped});
       continue;
     }
-    cells.push_back({r.format, r.options, fmt("%.2f", r.bits), fmt("%.4e", r.q.mse),
-                     fmt("%.2f", r.q.qsnr_db), fmt("%+.3e", r.q.bias),
-                     fmt("%.3f", 100.0 * r.q.frac_zero), fmt("%.4f", 100.0 * r.q.frac_saturated),
-                     fmt("%.1f", r.ms)});
+    cells.push_back({r.format, r.options, fmt_num("%.2f", r.bits), fmt_num("%.4e", r.q.mse),
+                     fmt_num("%.2f", r.q.qsnr_db), fmt_num("%+.3e", r.q.bias),
+                     fmt_num("%.3f", 100.0 * r.q.frac_zero), fmt_num("%.4f", 100.0 * r.q.frac_saturated),
+                     fmt_num("%.1f", r.ms)});
   }
-  std::vector<size_t> w(head.size());
-  for (size_t c = 0; c < head.size(); ++c) w[c] = head[c].size();
-  for (const auto& row : cells)
-    for (size_t c = 0; c < row.size() && row.size() == head.size(); ++c) w[c] = std::max(w[c], row[c].size());
-  // Text columns left-aligned, numbers right-aligned.
-  auto line = [&](const std::vector<std::string>& row) {
-    std::string s;
-    for (size_t c = 0; c < row.size(); ++c) {
-      const size_t pad = c < w.size() && row[c].size() < w[c] ? w[c] - row[c].size() : 0;
-      if (c) s += "  ";
-      if (c < 2 || row.size() != head.size()) s += row[c] + (c + 1 < row.size() ? std::string(pad, ' ') : "");
-      else s += std::string(pad, ' ') + row[c];
-    }
-    os << s << "\n";
-  };
-  line(head);
-  size_t total = 0;
-  for (size_t c = 0; c < w.size(); ++c) total += w[c] + (c ? 2 : 0);
-  os << std::string(total, '-') << "\n";
-  for (const auto& row : cells) line(row);
+  cli::print_table(os, head, cells, 2);  // format and options left-aligned
 }
 
 io::Json num(double v) {
