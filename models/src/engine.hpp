@@ -18,6 +18,10 @@ class Engine {
   // advance the SystemC clock to it before the next step (the temporal-decoupling quantum).
   virtual uint64_t step() = 0;
   virtual double progress() const = 0;
+  // Running totals of the current job (what the host puts on its trace pins after each step).
+  virtual uint64_t instructions() const = 0;
+  virtual uint64_t compute_cycles() const = 0;
+  virtual uint64_t stall_cycles() const = 0;  // datapath idle cycles charged so far (all causes)
   // After done(): the result; stats.cycles = the time the last byte of D left the engine.
   virtual Result finish() = 0;
 };

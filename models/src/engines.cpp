@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 
@@ -126,6 +127,9 @@ class TensorCoreEngine final : public Engine {
 
   bool done() const override { return tile_ >= tiles_m_ * tiles_n_; }
   double progress() const override { return static_cast<double>(tile_) / static_cast<double>(tiles_m_ * tiles_n_); }
+  uint64_t instructions() const override { return instr_; }
+  uint64_t compute_cycles() const override { return compute_cycles_; }
+  uint64_t stall_cycles() const override { return std::accumulate(std::begin(stall_), std::end(stall_), uint64_t{0}); }
 
   uint64_t step() override {
     const size_t mt = tile_ / tiles_n_, nt = tile_ % tiles_n_;
@@ -318,6 +322,9 @@ class CubeEngine final : public Engine {
 
   bool done() const override { return tile_ >= tiles_m_ * tiles_n_; }
   double progress() const override { return static_cast<double>(tile_) / static_cast<double>(tiles_m_ * tiles_n_); }
+  uint64_t instructions() const override { return step_; }
+  uint64_t compute_cycles() const override { return compute_cycles_; }
+  uint64_t stall_cycles() const override { return std::accumulate(std::begin(stall_), std::end(stall_), uint64_t{0}); }
 
   uint64_t step() override {
     const size_t mt = tile_ / tiles_n_, nt = tile_ % tiles_n_;

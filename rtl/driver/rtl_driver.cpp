@@ -5,6 +5,7 @@
 #include <array>
 #include <bit>
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 
@@ -79,7 +80,8 @@ class VModel final : public ModelIf {
     if (!trace_path.empty()) {
       tfp_ = std::make_unique<VerilatedFstC>();
       m_->trace(tfp_.get(), 99);
-      tfp_->open(trace_path.c_str());
+      trace_path_ = trace_path;
+      tfp_->open((trace_path + ".partial").c_str());  // renamed into place when complete
     }
 #else
     if (!trace_path.empty()) throw std::runtime_error("rtl driver: built without FP4SIM_RTL_TRACE");
@@ -91,7 +93,10 @@ class VModel final : public ModelIf {
   }
   ~VModel() override {
 #if FP4SIM_RTL_TRACE
-    if (tfp_) tfp_->close();
+    if (tfp_) {
+      tfp_->close();
+      std::rename((trace_path_ + ".partial").c_str(), trace_path_.c_str());
+    }
 #endif
     m_->final();
   }
@@ -139,6 +144,7 @@ class VModel final : public ModelIf {
   std::unique_ptr<V> m_;
 #if FP4SIM_RTL_TRACE
   std::unique_ptr<VerilatedFstC> tfp_;
+  std::string trace_path_;
 #endif
   uint64_t time_ = 0;
 };

@@ -2,7 +2,8 @@
 // the golden library, run on the SystemC tensor-core model (NVFP4, MXFP4) and cube model (HiF4,
 // and NVFP4 / MXFP4 on the same grid), every output checked bit for bit against golden gemm, and
 // summarized: bit-exact counts, cycles, MACs/cycle, utilization, the top stall cause, error vs FP64.
-// Writes OUT/report.json and OUT/report.md.
+// Writes OUT/report.json, OUT/report.md and the layer's vectors as a replayable suite in OUT/vectors
+// (one case per block format: codes, scales, float inputs, the hardware model's expected D).
 #include <algorithm>
 #include <bit>
 #include <chrono>
@@ -19,6 +20,7 @@
 #include "cli.hpp"
 #include "fp4sim/io/atomic_file.hpp"
 #include "fp4sim/io/manifest.hpp"
+#include "fp4sim/io/vectors.hpp"
 #include "fp4sim/linear.hpp"
 #include "fp4sim/synth.hpp"
 #ifdef FP4SIM_HAVE_MODELS
@@ -35,7 +37,8 @@ namespace fs = std::filesystem;
 namespace po = boost::program_options;
 
 constexpr const char* kUsage =
-    "run [--m M --n N --k K] [--seed S] [--out DIR] [--threads T] [--quick] [--rtl [--rtl-sample E]]";
+    "run [--m M --n N --k K] [--seed S] [--out DIR] [--threads T] [--quick] [--no-vectors]\n"
+    "           [--rtl [--rtl-sample E] [--rtl-trace FILE.fst]] [--trace FILE.vcd]";
 
 #ifdef FP4SIM_HAVE_MODELS
 namespace fm = fp4sim::models;
@@ -58,7 +61,15 @@ struct Row {
   uint64_t rtl_cycles = 0;
   double rtl_s = 0;
   std::string rtl_first_mismatch;
+  std::string rtl_trace;  // FST written for this configuration, if any
 };
+
+// "t.fst" -> "t.tensor-core-nvfp4.fst": one waveform per configuration.
+std::string trace_for(const std::string& base, const Row& r) {
+  std::string stem = base;
+  if (stem.size() > 4 && stem.compare(stem.size() - 4, 4, ".fst") == 0) stem.resize(stem.size() - 4);
+  return stem + "." + r.engine + "-" + r.format + ".fst";
+}
 
 std::vector<uint32_t> widen(const Quantized& q) {
   if (info(q.format).scale_word32) return q.scale_words;
@@ -85,11 +96,14 @@ std::string hex32(uint32_t v) {
 // compared with golden gemm's output element. Fills the rtl_* fields of r.
 void rtl_scoreboard(Row& r, const MmaConfig& cfg, size_t sample, uint64_t N, uint64_t K, const Quantized& qa,
                     const Quantized& qb, const std::vector<uint32_t>& sa, const std::vector<uint32_t>& sb,
-                    const std::vector<float>& gold) {
+                    const std::vector<float>& gold, const std::string& trace_path) {
   const auto unit = rtl::unit_for(cfg);
   if (!unit) return;
   const auto t0 = std::chrono::steady_clock::now();
-  rtl::Driver drv(*unit);
+  rtl::DriverOptions opt;
+  opt.trace_path = trace_path;
+  rtl::Driver drv(*unit, opt);
+  r.rtl_trace = trace_path;
   r.rtl_unit = std::string(drv.info().name);
   const size_t k = static_cast<size_t>(drv.k()), ns = static_cast<size_t>(drv.scales_per_op());
   const size_t spr = K / k * ns;  // scale codes per operand row
@@ -150,9 +164,15 @@ int cmd_run(const Invocation& inv) {
       ("out", po::value<std::string>()->value_name("DIR"), "output directory (default out)")
       ("threads", po::value<std::string>()->value_name("T"), "host threads for the datapaths (0 = all)")
       ("quick", "a small layer (128 x 256 x 512) for smoke tests")
+      ("no-vectors", "do not write the layer's vectors to DIR/vectors")
+      ("trace", po::value<std::string>()->value_name("FILE.vcd"),
+       "SystemC VCD of the models' pins (busy, retired tiles, compute and stall cycles per engine)")
       ("rtl", "RTL in the loop: stream the instructions of the first output elements through the Verilated "
               "unit of each configuration and check every result against golden mma_dot")
-      ("rtl-sample", po::value<std::string>()->value_name("E"), "output elements checked with --rtl (default 2048)");
+      ("rtl-sample", po::value<std::string>()->value_name("E"), "output elements checked with --rtl (default 2048)")
+      ("rtl-trace", po::value<std::string>()->value_name("FILE.fst"),
+       "with --rtl: FST waveform of the RTL units (one file per unit: FILE.<unit>.fst); needs a build with "
+       "FP4SIM_RTL_TRACE=ON");
   po::variables_map vm;
   if (!parse_options(inv, kUsage, od, vm)) return kExitOk;
   const bool quick = vm.count("quick") > 0;
@@ -165,17 +185,29 @@ int cmd_run(const Invocation& inv) {
       vm.count("threads") ? static_cast<unsigned>(parse_uint("--threads", vm["threads"].as<std::string>(), 0, 1024)) : 0;
   const fs::path out = get_or(vm, "out", "out");
   const bool use_rtl = vm.count("rtl") > 0;
+  const bool write_vectors = vm.count("no-vectors") == 0;
+  const std::string trace = get_or(vm, "trace", "");
+  const std::string rtl_trace = get_or(vm, "rtl-trace", "");
+  if (!rtl_trace.empty() && !use_rtl) throw UsageError("--rtl-trace needs --rtl");
   const size_t rtl_sample =
       vm.count("rtl-sample") ? parse_uint("--rtl-sample", vm["rtl-sample"].as<std::string>(), 1, 1u << 24) : 2048;
 #ifndef FP4SIM_HAVE_RTL
   if (use_rtl) throw std::runtime_error("fp4sim was built without the Verilated RTL (--rtl needs Verilator)");
   (void)rtl_sample;
+#else
+  if (!rtl_trace.empty() && !rtl::trace_supported())
+    throw std::runtime_error("--rtl-trace: this fp4sim was built without RTL tracing (configure with -DFP4SIM_RTL_TRACE=ON)");
 #endif
 #ifndef FP4SIM_HAVE_MODELS
-  (void)M, (void)N, (void)K, (void)seed, (void)threads, (void)use_rtl, (void)rtl_sample;
+  (void)M, (void)N, (void)K, (void)seed, (void)threads, (void)use_rtl, (void)rtl_sample, (void)write_vectors, (void)trace;
   throw std::runtime_error("fp4sim was built without the SystemC models (configure with FP4SIM_SYSTEMC=ON)");
 #else
   fs::create_directories(out);
+  if (!trace.empty()) {
+    check_output_parent(trace);
+    fm::open_trace(trace);
+  }
+  if (!rtl_trace.empty()) check_output_parent(rtl_trace);
   const bool tty = isatty(STDERR_FILENO) != 0;
   const auto t_all = std::chrono::steady_clock::now();
 
@@ -190,6 +222,7 @@ int cmd_run(const Invocation& inv) {
                             {"cube", BlockFormat::Hif4},         {"cube", BlockFormat::Nvfp4},
                             {"cube", BlockFormat::Mxfp4}};
   std::vector<Row> rows;
+  std::vector<vectors::VectorCase> cases;  // the layer's vectors: one case per block format
   int idx = 0;
   for (const Engine& e : engines) {
     ++idx;
@@ -247,7 +280,7 @@ int cmd_run(const Invocation& inv) {
     r.stats = std::move(res.stats);
 #ifdef FP4SIM_HAVE_RTL
     if (use_rtl) {
-      rtl_scoreboard(r, cfg, rtl_sample, N, K, qa, qb, sa, sb, gold);
+      rtl_scoreboard(r, cfg, rtl_sample, N, K, qa, qb, sa, sb, gold, rtl_trace.empty() ? "" : trace_for(rtl_trace, r));
       if (r.rtl_unit.empty())
         std::cerr << "    rtl: no RTL unit computes this configuration\n";
       else
@@ -258,7 +291,30 @@ int cmd_run(const Invocation& inv) {
       if (!r.rtl_first_mismatch.empty()) std::cerr << "    first RTL mismatch: " << r.rtl_first_mismatch << "\n";
     }
 #endif
+    const bool have_case = std::any_of(cases.begin(), cases.end(), [&](const vectors::VectorCase& v) {
+      return v.cfg.kind == cfg.kind && v.cfg.scale == cfg.scale && v.cfg.block == cfg.block;
+    });
+    if (write_vectors && !have_case) {
+      vectors::VectorCase v = vectors::quantized_case(
+          e.format, x, {}, qa, w, {}, qb, "layer",
+          "fp4sim run's linear layer: llm_activations x llm_weights, seed " + std::to_string(seed) + ", quantized to " +
+              r.format + " (default options)");
+      if (v.alpha == 1.0f) {  // D = acc: what was just checked
+        v.models = {cfg.model};
+        v.expected = {gold};
+      } else {
+        vectors::fill_expected(v, threads, {cfg.model});
+      }
+      cases.push_back(std::move(v));
+    }
     rows.push_back(std::move(r));
+  }
+  fm::close_trace();
+  if (write_vectors) {
+    vectors::number_cases(cases);
+    const io::Json origin = {{"command", "run"}, {"suite", "run-layer"}, {"seed", seed}, {"size", nullptr},
+                             {"layer", {{"m", M}, {"n", N}, {"k", K}}}};
+    vectors::write_cases(out / "vectors", origin, cases, inv.argv, true);
   }
 
   // ---- table ----
@@ -332,10 +388,13 @@ int cmd_run(const Invocation& inv) {
                      {"cycles", r.rtl_cycles},
                      {"seconds", r.rtl_s}};
         if (!r.rtl_first_mismatch.empty()) jr["rtl"]["first_mismatch"] = r.rtl_first_mismatch;
+        if (!r.rtl_trace.empty()) jr["rtl"]["trace"] = r.rtl_trace;
       }
     }
   }
   if (use_rtl) j["rtl_bit_exact"] = rtl_exact;
+  j["vectors"] = write_vectors ? io::Json("vectors") : io::Json(nullptr);
+  j["trace"] = trace.empty() ? io::Json(nullptr) : io::Json(trace);
   io::write_file_atomic(out / "report.json", j.dump(2) + "\n");
   std::ostringstream md;
   md << "# fp4sim run\n\nLinear layer Y = X . W^T, X [" << M << " x " << K << "] (llm_activations), W [" << N << " x "
@@ -360,7 +419,12 @@ int cmd_run(const Invocation& inv) {
         md << "\n- " << r.engine << " " << r.format << " first mismatch: `" << r.rtl_first_mismatch << "`\n";
   }
   io::write_file_atomic(out / "report.md", md.str());
-  std::cerr << "wrote " << (out / "report.json").string() << ", " << (out / "report.md").string() << "\n";
+  std::cerr << "wrote " << (out / "report.json").string() << ", " << (out / "report.md").string();
+  if (write_vectors)
+    std::cerr << ", " << (out / "vectors").string() << " (replay: fp4sim replay " << (out / "vectors").string()
+              << " --target golden|rtl|gpu-host)";
+  if (!trace.empty()) std::cerr << ", " << trace;
+  std::cerr << "\n";
   return all_exact && rtl_exact ? kExitOk : kExitRuntime;
 #endif
 }

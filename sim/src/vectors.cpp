@@ -634,20 +634,9 @@ void set_operand(Operand& op, BlockFormat f, std::vector<float> input, const Qua
 
 VectorCase float_case(BlockFormat f, std::vector<float> a, const QuantOptions& oa, std::vector<float> b,
                       const QuantOptions& ob, size_t M, size_t N, size_t K, std::string cls, std::string desc) {
-  VectorCase v;
-  v.cls = std::move(cls);
-  v.description = std::move(desc);
-  v.cfg = mma_config_for(f);
-  v.M = M;
-  v.N = N;
-  v.K = K;
   const Quantized qa = quantize(f, a, M, K, oa);
   const Quantized qb = quantize(f, b, N, K, ob);
-  set_operand(v.a, f, std::move(a), oa, qa);
-  set_operand(v.b, f, std::move(b), ob, qb);
-  v.c.assign(M * N, 0.0f);
-  if (f == BlockFormat::Nvfp4) v.alpha = qa.global_scale * qb.global_scale;  // FP32 RN, CUTLASS's alpha
-  return v;
+  return quantized_case(f, std::move(a), oa, qa, std::move(b), ob, qb, std::move(cls), std::move(desc));
 }
 
 std::vector<VectorCase> smoke_cases(uint64_t seed) {
@@ -708,15 +697,43 @@ std::vector<VectorCase> llm_cases(uint64_t seed, size_t tokens) {
   return out;
 }
 
-void fill_expected(VectorCase& v, unsigned threads) {
-  v.models = applicable_models(v.cfg);
+}  // namespace
+
+VectorCase quantized_case(BlockFormat f, std::vector<float> a, const QuantOptions& oa, const Quantized& qa,
+                          std::vector<float> b, const QuantOptions& ob, const Quantized& qb, std::string cls,
+                          std::string description) {
+  if (qa.format != f || qb.format != f || qa.cols != qb.cols || a.size() != qa.rows * qa.cols ||
+      b.size() != qb.rows * qb.cols)
+    throw std::invalid_argument("quantized_case: operands do not match the format or each other");
+  VectorCase v;
+  v.cls = std::move(cls);
+  v.description = std::move(description);
+  v.cfg = mma_config_for(f);
+  v.M = qa.rows;
+  v.N = qb.rows;
+  v.K = qa.cols;
+  set_operand(v.a, f, std::move(a), oa, qa);
+  set_operand(v.b, f, std::move(b), ob, qb);
+  v.c.assign(v.M * v.N, 0.0f);
+  if (f == BlockFormat::Nvfp4) v.alpha = qa.global_scale * qb.global_scale;  // FP32 RN, CUTLASS's alpha
+  return v;
+}
+
+void fill_expected(VectorCase& v, unsigned threads, std::vector<Model> models) {
+  v.models = models.empty() ? applicable_models(v.cfg) : std::move(models);
   v.expected.clear();
   for (Model m : v.models)
     v.expected.push_back(gemm(v.cfg, m, v.M, v.N, v.K, v.a.codes, std::span<const uint32_t>(v.a.scales), v.b.codes,
                               std::span<const uint32_t>(v.b.scales), v.c, v.alpha, threads));
 }
 
-}  // namespace
+void number_cases(std::vector<VectorCase>& cases) {
+  for (size_t i = 0; i < cases.size(); ++i) {
+    char num[32];
+    std::snprintf(num, sizeof num, "%04zu", i);
+    cases[i].id = std::string(num) + "-" + config_tag(cases[i].cfg) + "-" + cases[i].cls;
+  }
+}
 
 std::vector<VectorCase> build_suite(Suite s, const SuiteOptions& o) {
   validate_suite_options(s, o);
@@ -727,12 +744,8 @@ std::vector<VectorCase> build_suite(Suite s, const SuiteOptions& o) {
     case Suite::Random: cases = random_cases(o.seed, o.size ? o.size : kRandomDefault); break;
     case Suite::Llm: cases = llm_cases(o.seed, o.size ? o.size : kLlmDefault); break;
   }
-  for (size_t i = 0; i < cases.size(); ++i) {
-    char num[32];
-    std::snprintf(num, sizeof num, "%04zu", i);
-    cases[i].id = std::string(num) + "-" + config_tag(cases[i].cfg) + "-" + cases[i].cls;
-    fill_expected(cases[i], o.threads);
-  }
+  number_cases(cases);
+  for (VectorCase& v : cases) fill_expected(v, o.threads);
   return cases;
 }
 
@@ -803,6 +816,16 @@ void write_operand(io::OutputWriter& w, const std::string& dir, char side, const
 
 void write_suite(const fs::path& dir, Suite s, const SuiteOptions& o, const std::vector<VectorCase>& cases,
                  const std::vector<std::string>& argv, bool force) {
+  Json origin = {{"command", "vectors"}, {"suite", suite_name(s)}, {"seed", o.seed}};
+  if (s == Suite::Random) origin["size"] = o.size ? o.size : kRandomDefault;
+  else if (s == Suite::Llm) origin["size"] = o.size ? o.size : kLlmDefault;
+  else origin["size"] = nullptr;
+  write_cases(dir, origin, cases, argv, force);
+}
+
+void write_cases(const fs::path& dir, const Json& origin, const std::vector<VectorCase>& cases,
+                 const std::vector<std::string>& argv, bool force) {
+  if (!origin.is_object()) throw std::invalid_argument("write_cases: origin must be a JSON object");
   io::StagingDir stage(dir);
   io::OutputWriter w(stage.path());
   Json jcases = Json::array();
@@ -846,14 +869,9 @@ void write_suite(const fs::path& dir, Suite s, const SuiteOptions& o, const std:
   m["tool"] = "fp4sim";
   m["version"] = io::tool_version();
   m["manifest_schema"] = io::kManifestSchema;
-  m["command"] = "vectors";
+  for (const auto& [k, v] : origin.items()) m[k] = v;
   m["command_line"] = argv;
-  m["suite"] = suite_name(s);
   m["suite_schema"] = kSuiteSchema;
-  m["seed"] = o.seed;
-  if (s == Suite::Random) m["size"] = o.size ? o.size : kRandomDefault;
-  else if (s == Suite::Llm) m["size"] = o.size ? o.size : kLlmDefault;
-  else m["size"] = nullptr;
   m["conventions"] = conventions();
   m["cases"] = jcases;
   m["files"] = w.files_json();

@@ -10,10 +10,16 @@
 
 #include <bit>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <random>
+#include <sstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include <unistd.h>
 
 #include "fp4sim/format.hpp"
 #include "fp4sim/mma.hpp"
@@ -419,6 +425,80 @@ TEST(System, TimingOnlyGivesTheSameSchedule) {
   const fm::Result th = fm::run_cube(small_cube(), wh);
   EXPECT_EQ(th.stats.cycles, fh.stats.cycles);
   EXPECT_EQ(th.stats.stalls, fh.stats.stalls);
+}
+
+// ---------------------------------------------------------------------------------------------
+// VCD trace of the pins
+
+// Value changes of one VCD variable: (time in the file's unit, value).
+using Changes = std::vector<std::pair<uint64_t, uint64_t>>;
+
+// Minimal VCD reader: the changes of the variable `scope`.`name` (scalar or b<binary> values).
+Changes vcd_changes(const std::string& path, const std::string& scope, const std::string& name) {
+  std::ifstream in(path);
+  EXPECT_TRUE(in.good()) << path;
+  std::string line, id, cur_scope;
+  uint64_t t = 0;
+  Changes out;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    std::string w;
+    ls >> w;
+    if (w == "$scope") {
+      std::string kind;
+      ls >> kind >> cur_scope;
+    } else if (w == "$var") {
+      std::string type, width, code, ref;
+      ls >> type >> width >> code >> ref;
+      if (cur_scope == scope && ref == name) id = code;
+    } else if (!w.empty() && w[0] == '#') {
+      t = std::stoull(w.substr(1));
+    } else if (!id.empty() && !w.empty() && w[0] == 'b') {
+      std::string code;
+      ls >> code;
+      if (code == id) out.emplace_back(t, std::stoull(w.substr(1), nullptr, 2));
+    } else if (!id.empty() && (w.size() > 1) && (w[0] == '0' || w[0] == '1') && w.substr(1) == id) {
+      out.emplace_back(t, static_cast<uint64_t>(w[0] - '0'));
+    }
+  }
+  EXPECT_FALSE(id.empty()) << scope << "." << name << " not declared in " << path;
+  return out;
+}
+
+TEST(System, VcdTraceRecordsThePins) {
+  const std::string path = ::testing::TempDir() + "fp4sim_models_trace_" + std::to_string(::getpid()) + ".vcd";
+  fm::open_trace(path);
+  EXPECT_THROW(fm::open_trace(path), std::logic_error);  // one trace per process
+  const Problem p = make_problem(MmaKindId::Mxf4Nvf4, Model::Blackwell, 256, 64, 128, false, 35);
+  fm::TensorCoreParams prm;
+  prm.tile_n = 32;
+  const fm::Result r = fm::run_tensor_core(prm, p.workload());  // 2 x 2 output tiles, 2 K steps each
+  fm::close_trace();
+  EXPECT_FALSE(std::filesystem::exists(path + ".partial.vcd"));  // renamed into place
+  EXPECT_THROW(fm::open_trace(path), std::logic_error);          // a job has run: too late for traces
+
+  const Changes busy = vcd_changes(path, "tensor_core", "busy");
+  const Changes retired = vcd_changes(path, "tensor_core", "retired");
+  const Changes instr = vcd_changes(path, "tensor_core", "instructions");
+  const Changes compute = vcd_changes(path, "tensor_core", "compute_cycles");
+  const Changes stall = vcd_changes(path, "tensor_core", "stall_cycles");
+  ASSERT_FALSE(busy.empty());
+  EXPECT_EQ(busy.front(), std::make_pair(uint64_t{0}, uint64_t{1}));
+  EXPECT_EQ(busy.back(), std::make_pair(r.stats.cycles, uint64_t{0}));  // 1 ns per cycle: falls at `cycles`
+  ASSERT_EQ(retired.size(), 4u);
+  for (size_t i = 0; i < retired.size(); ++i) {
+    EXPECT_EQ(retired[i].second, i + 1);
+    if (i) {
+      EXPECT_GT(retired[i].first, retired[i - 1].first);  // one tile per quantum
+    }
+  }
+  ASSERT_FALSE(instr.empty());
+  EXPECT_EQ(instr.back().second, r.stats.instructions);
+  ASSERT_FALSE(compute.empty());
+  EXPECT_EQ(compute.back().second, r.stats.compute_cycles);
+  ASSERT_FALSE(stall.empty());
+  EXPECT_EQ(stall.back().second, r.stats.cycles - r.stats.compute_cycles);
+  std::filesystem::remove(path);
 }
 
 }  // namespace

@@ -493,6 +493,37 @@ TEST(CliLinear, BadInputsFailWithOneLine) {
   }
 }
 
+TEST(CliRun, BadInputsFailWithOneLine) {
+  Dir d("mma_cli");
+  const std::vector<std::tuple<std::string, int, std::string>> bad = {
+      {"run --m 7", 2, "--m: 7 is out of range"},
+      {"run --m 12", 2, "--m must be a multiple of 8"},
+      {"run --rtl-trace t.fst", 2, "--rtl-trace needs --rtl"},
+      {"run --rtl-sample 0", 2, "--rtl-sample: 0 is out of range"},
+      {"run --quick --out o --trace no/dir/t.vcd", 1, "no/dir/t.vcd: parent directory does not exist"},
+  };
+  for (const auto& [args, code, needle] : bad) {
+    SCOPED_TRACE(args);
+    expect_failure(d.run(args), code, needle);
+  }
+  EXPECT_FALSE(std::filesystem::exists(d / "o" / "report.json"));  // nothing written after a refusal
+}
+
+TEST(CliRun, NoVectorsWritesOnlyTheReport) {
+  Dir d("mma_cli");
+  const Result r = d.run("run --m 8 --n 16 --k 64 --out o --no-vectors");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(std::filesystem::exists(d / "o" / "report.json"));
+  EXPECT_FALSE(std::filesystem::exists(d / "o" / "vectors"));
+  const Result v = d.run("run --m 8 --n 16 --k 64 --out p");
+  ASSERT_EQ(v.code, 0) << v.err;
+  EXPECT_TRUE(std::filesystem::exists(d / "p" / "vectors" / "manifest.json"));
+  // One case per block format, each the hardware model's D only.
+  const Result rep = d.run("replay p/vectors --target golden");
+  ASSERT_EQ(rep.code, 0) << rep.err;
+  EXPECT_NE(rep.out.find("3 cases, 3 pass, 0 fail, 0 error, 0 skipped; 3 model outputs"), std::string::npos) << rep.out;
+}
+
 TEST(CliHelp, NewCommandsListedAndHelpful) {
   Dir d("mma_cli");
   const Result all = d.run("--help");

@@ -114,4 +114,14 @@ uint64_t sim_time_ps();
 // Number of sc_start() calls so far in this process (one elaboration, several jobs).
 uint64_t sim_starts();
 
+// VCD trace of both engines' pins (busy, retired tiles, instructions, compute_cycles, stall_cycles;
+// signals "tensor_core.*" and "cube.*", one time unit = one cycle) for every job run after the call.
+// The values change at tile boundaries (the temporal-decoupling quantum), not every cycle. Must be
+// called before the first job of the process (SystemC adds no traces once simulation has started):
+// throws std::logic_error otherwise, std::runtime_error if the file cannot be created. ".vcd" is
+// appended unless the path ends so. The file is written under a temporary name and renamed into
+// place by close_trace().
+void open_trace(const std::string& path);
+void close_trace();
+
 }  // namespace fp4sim::models

@@ -22,6 +22,7 @@
 
 #include "fp4sim/io/manifest.hpp"
 #include "fp4sim/mma.hpp"
+#include "fp4sim/quant.hpp"
 
 namespace fp4sim::vectors {
 
@@ -74,10 +75,28 @@ std::string config_tag(const MmaConfig& cfg);
 // Deterministic: same suite, seed and size give the same cases on every machine.
 std::vector<VectorCase> build_suite(Suite s, const SuiteOptions& o);
 
+// A case made of float operands the caller has already quantized (qa = quantize(f, a, M, K, oa), qb
+// likewise from b): codes, scales, inputs and quantize options of both operands, C = +0, alpha = the
+// NVFP4 global scales' product (1 otherwise). No id and no expected outputs yet.
+VectorCase quantized_case(BlockFormat f, std::vector<float> a, const QuantOptions& oa, const Quantized& qa,
+                          std::vector<float> b, const QuantOptions& ob, const Quantized& qb, std::string cls,
+                          std::string description);
+
+// Sets v.models to `models` (empty: applicable_models(v.cfg)) and v.expected to golden gemm's D for
+// each of them.
+void fill_expected(VectorCase& v, unsigned threads, std::vector<Model> models = {});
+
+// Names every case "NNNN-<config_tag>-<class>" by its position.
+void number_cases(std::vector<VectorCase>& cases);
+
 // Writes cases into DIR: staged in DIR.tmp-XXXXXX, renamed into place at the end (force = replace
 // an existing DIR atomically). Throws io::IoError when DIR exists without force or the write fails.
 void write_suite(const std::filesystem::path& dir, Suite s, const SuiteOptions& o,
                  const std::vector<VectorCase>& cases, const std::vector<std::string>& argv, bool force);
+// The same for cases from anywhere: `origin` is an object whose fields ("command", "suite", "seed",
+// "size", and any others) go into the manifest; readers rely only on the cases and files.
+void write_cases(const std::filesystem::path& dir, const io::Json& origin, const std::vector<VectorCase>& cases,
+                 const std::vector<std::string>& argv, bool force);
 
 // ---- Reading ----
 
