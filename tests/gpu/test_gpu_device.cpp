@@ -51,12 +51,16 @@ void quant_checks() {
         x[3] = NAN;
         x[777] = -INFINITY;
         const Quantized want = quantize(fi.id, x, rows, cols, o);
-        const Quantized got = gpu::quantize(gpu::Backend::Device, fi.id, x, rows, cols, o);
-        const std::string n = std::string(fi.name) + "/" + std::string(rounding_name(r)) + "/v" + std::to_string(variant);
-        expect(want.codes == got.codes, n + " codes");
-        expect(want.scales == got.scales, n + " scales");
-        expect(want.scale_words == got.scale_words, n + " scale words");
-        expect(std::bit_cast<uint32_t>(want.global_scale) == std::bit_cast<uint32_t>(got.global_scale), n + " global scale");
+        for (gpu::QuantKernel k : {gpu::QuantKernel::Direct, gpu::QuantKernel::Staged}) {
+          const Quantized got = gpu::quantize(gpu::Backend::Device, fi.id, x, rows, cols, o, k);
+          const std::string n = std::string(fi.name) + "/" + std::string(rounding_name(r)) + "/v" +
+                                std::to_string(variant) + (k == gpu::QuantKernel::Staged ? "/staged" : "/direct");
+          expect(want.codes == got.codes, n + " codes");
+          expect(want.scales == got.scales, n + " scales");
+          expect(want.scale_words == got.scale_words, n + " scale words");
+          expect(std::bit_cast<uint32_t>(want.global_scale) == std::bit_cast<uint32_t>(got.global_scale),
+                 n + " global scale");
+        }
       }
     }
   }

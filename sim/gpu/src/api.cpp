@@ -20,7 +20,7 @@ hd::Elem elem_of(const BlockFormatInfo& fi) {
   return hd::Elem{f.mbits, f.bias, f.max_code(), f.sign_bit(), fi.emax_elem, decode(f, f.max_code())};
 }
 
-detail::QuantJob make_job(BlockFormat f, size_t rows, size_t cols, const QuantOptions& opt) {
+detail::QuantJob make_job(BlockFormat f, size_t rows, size_t cols, const QuantOptions& opt, QuantKernel kernel) {
   const std::string why = cannot_quantize(f, opt);
   if (!why.empty()) throw std::invalid_argument("gpu quantize: " + why);
   detail::QuantJob j{};
@@ -40,6 +40,7 @@ detail::QuantJob make_job(BlockFormat f, size_t rows, size_t cols, const QuantOp
     for (int i = 0; i < 16; ++i) j.rht_mask |= (s[static_cast<size_t>(i)] < 0 ? 1u : 0u) << i;
   }
   j.elem = elem_of(info(f));
+  j.staged = kernel == QuantKernel::Staged;
   return j;
 }
 
@@ -163,13 +164,13 @@ std::vector<uint32_t> gemm(Backend be, const MmaConfig& cfg, Model model, size_t
 }
 
 Quantized quantize(Backend be, BlockFormat f, std::span<const float> x, size_t rows, size_t cols,
-                   const QuantOptions& opt) {
+                   const QuantOptions& opt, QuantKernel kernel) {
   const BlockFormatInfo& fi = info(f);
   if (x.size() != rows * cols || cols == 0 || cols % static_cast<size_t>(fi.block) != 0 ||
       (opt.rht != 0 && cols % static_cast<size_t>(opt.rht) != 0)) {
     throw std::invalid_argument("gpu quantize: shape does not fit the block / RHT size");
   }
-  const detail::QuantJob j = make_job(f, rows, cols, opt);
+  const detail::QuantJob j = make_job(f, rows, cols, opt, kernel);
   Quantized q;
   q.format = f;
   q.rows = rows;
@@ -183,8 +184,9 @@ Quantized quantize(Backend be, BlockFormat f, std::span<const float> x, size_t r
   return q;
 }
 
-BenchResult bench_quantize(BlockFormat f, size_t rows, size_t cols, const QuantOptions& opt, int iters) {
-  return detail::bench_quantize(make_job(f, rows, cols, opt), iters);
+BenchResult bench_quantize(BlockFormat f, size_t rows, size_t cols, const QuantOptions& opt, int iters,
+                           QuantKernel kernel) {
+  return detail::bench_quantize(make_job(f, rows, cols, opt, kernel), iters);
 }
 BenchResult bench_copy(size_t n_bytes, int iters) { return detail::bench_copy(n_bytes, iters); }
 BenchResult bench_gemm(const MmaConfig& cfg, Model model, size_t M, size_t N, size_t K, int iters) {

@@ -31,9 +31,12 @@ int main(int argc, char** argv) {
     QuantOptions o;
     o.rounding = q.r;
     o.rht = q.rht;
-    const gpu::BenchResult r = gpu::bench_quantize(q.f, rows, cols, o, iters);
-    std::printf("| quantize %s | %.3f | %.1f GB/s | %.0f%% of copy |\n", q.name, r.seconds * 1e3, r.gbps(),
-                100.0 * r.gbps() / copy.gbps());
+    for (gpu::QuantKernel k : {gpu::QuantKernel::Direct, gpu::QuantKernel::Staged}) {
+      const gpu::BenchResult r = gpu::bench_quantize(q.f, rows, cols, o, iters, k);
+      std::printf("| quantize %s (%s) | %.3f | %.1f GB/s | %.0f%% of copy |\n", q.name,
+                  k == gpu::QuantKernel::Staged ? "staged" : "direct", r.seconds * 1e3, r.gbps(),
+                  100.0 * r.gbps() / copy.gbps());
+    }
   }
   const size_t M = 4096, N = 4096, K = 4096;
   const double flops = 2.0 * M * N * K;

@@ -29,6 +29,7 @@ struct QuantJob {
   uint32_t rht_mask;  // bit i set <=> sign i is -1
   bool rht_bf16;
   hd::Elem elem;      // MX element format
+  bool staged;        // QuantKernel::Staged
 };
 // Fills q's codes / scales / scale_words / amax / global_scale (already sized by the caller).
 void device_quantize(const QuantJob& job, const float* x, Quantized& q);

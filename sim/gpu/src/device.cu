@@ -1,5 +1,9 @@
 // CUDA backend of fp4sim_gpu: thin kernels around the __host__ __device__ functions of
 // quant_hd.hpp and mma_hd.hpp (one thread per block / tile / output element), plus benchmarks.
+// The 1D quantizer kernels come in two variants (QuantKernel, gpu.hpp), the same hd arithmetic:
+// Direct lets it access global memory per element (a lane's block is contiguous, so each 4-byte load
+// and 1-byte store touches a different 32-byte sector per lane, and relies on L1 for the rest);
+// Staged moves the block with 16-byte loads and stores through a per-thread array.
 // Built for sm_90 by default (CMAKE_CUDA_ARCHITECTURES); compiled with --fmad=false.
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
@@ -62,12 +66,46 @@ __global__ void k_amax(const float* x, size_t n, unsigned* out) {
   if ((threadIdx.x & 31u) == 0) atomicMax(out, m);  // finite magnitudes order like their bits
 }
 
+// Block staging: B floats in, B code bytes out, 16 bytes per access. Every block starts at a
+// multiple of 64 bytes of a cudaMalloc'ed buffer (B = 16, 32, 64), so the casts are aligned.
+template <int B>
+__device__ __forceinline__ void load_block(const float* src, float (&dst)[B]) {
+  const float4* s4 = reinterpret_cast<const float4*>(src);
+#pragma unroll
+  for (int i = 0; i < B / 4; ++i) {
+    const float4 v = s4[i];
+    dst[4 * i] = v.x;
+    dst[4 * i + 1] = v.y;
+    dst[4 * i + 2] = v.z;
+    dst[4 * i + 3] = v.w;
+  }
+}
+template <int B>
+__device__ __forceinline__ void store_codes(uint8_t* dst, const uint8_t (&src)[B]) {
+  uint4* d4 = reinterpret_cast<uint4*>(dst);
+#pragma unroll
+  for (int i = 0; i < B / 16; ++i) {
+    uint4 v;
+    memcpy(&v, src + 16 * i, 16);
+    d4[i] = v;
+  }
+}
+
+template <bool Staged>
 __global__ void k_nvfp4(const float* x, size_t nb, const unsigned* amax, bool pts, int rnd, uint64_t seed,
                         uint32_t stream, uint8_t* codes, uint8_t* scales) {
   const size_t b = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
   if (b >= nb) return;
   const hd::Nvfp4Scale ts = hd::nvfp4_tensor_scale(hd::u2f(*amax), pts);
-  hd::nvfp4_block(x + b * 16, ts, rnd, seed, stream, b * 16, codes + b * 16, scales + b);
+  if constexpr (Staged) {
+    float xb[16];
+    uint8_t cb[16];
+    load_block(x + b * 16, xb);
+    hd::nvfp4_block(xb, ts, rnd, seed, stream, b * 16, cb, scales + b);
+    store_codes(codes + b * 16, cb);
+  } else {
+    hd::nvfp4_block(x + b * 16, ts, rnd, seed, stream, b * 16, codes + b * 16, scales + b);
+  }
 }
 
 __global__ void k_nvfp4_2d(const float* x, size_t rows, size_t cols, const unsigned* amax, bool pts, int rnd,
@@ -79,16 +117,36 @@ __global__ void k_nvfp4_2d(const float* x, size_t rows, size_t cols, const unsig
   hd::nvfp4_tile2d(x, rows, cols, (t / tiles_c) * 16, t % tiles_c, ts, rnd, seed, stream, codes, scales);
 }
 
+template <bool Staged>
 __global__ void k_mx(hd::Elem e, const float* x, size_t nb, int rnd, int rule, uint64_t seed, uint32_t stream,
                      uint8_t* codes, uint8_t* scales) {
   const size_t b = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-  if (b < nb) hd::mx_block(e, x + b * 32, rnd, rule, seed, stream, b * 32, codes + b * 32, scales + b);
+  if (b >= nb) return;
+  if constexpr (Staged) {
+    float xb[32];
+    uint8_t cb[32];
+    load_block(x + b * 32, xb);
+    hd::mx_block(e, xb, rnd, rule, seed, stream, b * 32, cb, scales + b);
+    store_codes(codes + b * 32, cb);
+  } else {
+    hd::mx_block(e, x + b * 32, rnd, rule, seed, stream, b * 32, codes + b * 32, scales + b);
+  }
 }
 
+template <bool Staged>
 __global__ void k_hif4(const float* x, size_t nb, int rnd, uint64_t seed, uint32_t stream, uint8_t* codes,
                        uint32_t* words) {
   const size_t b = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-  if (b < nb) hd::hif4_block(x + b * 64, rnd, seed, stream, b * 64, codes + b * 64, words + b);
+  if (b >= nb) return;
+  if constexpr (Staged) {
+    float xb[64];
+    uint8_t cb[64];
+    load_block(x + b * 64, xb);
+    hd::hif4_block(xb, rnd, seed, stream, b * 64, cb, words + b);
+    store_codes(codes + b * 64, cb);
+  } else {
+    hd::hif4_block(x + b * 64, rnd, seed, stream, b * 64, codes + b * 64, words + b);
+  }
 }
 
 // Runs the quantizer on device buffers (x may be rotated into tmp first).
@@ -106,17 +164,20 @@ void launch_quantize(const QuantJob& j, const float* dx, float* dtmp, unsigned* 
       check(cudaMemsetAsync(damax, 0, sizeof(unsigned)), "memset");
       k_amax<<<std::min<unsigned>(blocks_for(n, kT), 4096), kT>>>(x, n, damax);
       if (!j.two_d) {
-        k_nvfp4<<<blocks_for(n / 16, kT), kT>>>(x, n / 16, damax, j.pts, j.rnd, j.seed, j.stream, dcodes, dscales);
+        (j.staged ? k_nvfp4<true> : k_nvfp4<false>)<<<blocks_for(n / 16, kT), kT>>>(
+            x, n / 16, damax, j.pts, j.rnd, j.seed, j.stream, dcodes, dscales);
       } else {
         const size_t tiles = (j.rows + 15) / 16 * (j.cols / 16);
         k_nvfp4_2d<<<blocks_for(tiles, kT), kT>>>(x, j.rows, j.cols, damax, j.pts, j.rnd, j.seed, j.stream, dcodes, dscales);
       }
       break;
     case BlockFormat::Hif4:
-      k_hif4<<<blocks_for(n / 64, kT), kT>>>(x, n / 64, j.rnd, j.seed, j.stream, dcodes, dwords);
+      (j.staged ? k_hif4<true> : k_hif4<false>)<<<blocks_for(n / 64, kT), kT>>>(x, n / 64, j.rnd, j.seed, j.stream,
+                                                                                dcodes, dwords);
       break;
     default:
-      k_mx<<<blocks_for(n / 32, kT), kT>>>(j.elem, x, n / 32, j.rnd, j.rule, j.seed, j.stream, dcodes, dscales);
+      (j.staged ? k_mx<true> : k_mx<false>)<<<blocks_for(n / 32, kT), kT>>>(j.elem, x, n / 32, j.rnd, j.rule, j.seed,
+                                                                            j.stream, dcodes, dscales);
       break;
   }
   check(cudaGetLastError(), "quantize kernel launch");

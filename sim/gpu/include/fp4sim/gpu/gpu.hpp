@@ -42,9 +42,18 @@ std::vector<uint32_t> gemm(Backend be, const MmaConfig& cfg, Model model, size_t
 // Empty when the GPU quantizer supports (f, cols, opt); otherwise why not (RHT sizes other than 16).
 std::string cannot_quantize(BlockFormat f, const QuantOptions& opt);
 
+// How the Device backend's 1D quantizer kernels (nvfp4 1x16, mx, hif4) move a block (one thread per
+// block either way, the same hd arithmetic, the same bits):
+//   Direct  the hd function reads and writes global memory element by element;
+//   Staged  the block is loaded into a per-thread array with 16-byte loads and its codes stored with
+//           16-byte stores (more memory-level efficiency, at the cost of a local-memory array).
+// Which is faster is measured by fp4sim_gpu_bench (docs/performance.md), not assumed. The Host
+// backend and the 2D / RHT steps ignore it.
+enum class QuantKernel : uint8_t { Direct, Staged };
+
 // Same result as fp4sim::quantize (codes, scales / scale words, global_scale, amax).
 Quantized quantize(Backend be, BlockFormat f, std::span<const float> x, size_t rows, size_t cols,
-                   const QuantOptions& opt = {});
+                   const QuantOptions& opt = {}, QuantKernel kernel = QuantKernel::Direct);
 
 // ---- benchmarks (Device backend only; throw std::runtime_error without a GPU) ----
 struct BenchResult {
@@ -53,7 +62,8 @@ struct BenchResult {
   double gbps() const { return seconds > 0 ? bytes / seconds / 1e9 : 0; }
 };
 // Quantizes a rows x cols tensor already resident on the device, `iters` times.
-BenchResult bench_quantize(BlockFormat f, size_t rows, size_t cols, const QuantOptions& opt, int iters);
+BenchResult bench_quantize(BlockFormat f, size_t rows, size_t cols, const QuantOptions& opt, int iters,
+                           QuantKernel kernel = QuantKernel::Direct);
 // cudaMemcpy device-to-device of n bytes (read + write counted).
 BenchResult bench_copy(size_t n_bytes, int iters);
 // GEMM emulation of M x N x K (random codes, unit scales); bytes = 0, use flops = 2*M*N*K.
