@@ -62,6 +62,20 @@ void check_workload(const Workload& w) {
 }
 
 // Which constraint released the datapath last (ties: the first listed).
+// One engine step's arithmetic: the workload's datapath if it has one, else golden gemm.
+std::vector<float> datapath(const Workload& w, unsigned threads, const StepOrigin& at, size_t M, size_t N, size_t K,
+                            std::span<const uint8_t> a, std::span<const uint32_t> sa, std::span<const uint8_t> b,
+                            std::span<const uint32_t> sb, std::span<const float> c) {
+  MmaConfig cfg = w.cfg;
+  cfg.model = w.model;
+  if (w.datapath) {
+    std::vector<float> d = w.datapath(cfg, at, M, N, K, a, sa, b, sb, c);
+    if (d.size() != M * N) throw std::runtime_error("models: the datapath returned the wrong number of outputs");
+    return d;
+  }
+  return gemm(cfg, w.model, M, N, K, a, sa, b, sb, c, 1.0f, threads);
+}
+
 struct Gate {
   uint64_t t = 0;
   int cause = -1;
@@ -176,13 +190,10 @@ class TensorCoreEngine final : public Engine {
           sb_[j * spi_ + q] = (tmem_[(j % 128) * cols + sf_col + 1 + j / 128] >> (8 * q)) & 0xFFu;
       for (size_t r = 0; r < rows; ++r)
         for (size_t j = 0; j < n; ++j) cbuf_[r * n + j] = std::bit_cast<float>(tmem_[r * cols + acc_col + j]);
-      MmaConfig cfg = w_.cfg;
-      cfg.model = w_.model;
       const std::vector<float> dd =
-          gemm(cfg, w_.model, rows, n, kin_, std::span<const uint8_t>(smem_a_[s].data(), rows * kin_),
-               std::span<const uint32_t>(sa_.data(), rows * spi_), std::span<const uint8_t>(smem_b_[s].data(), n * kin_),
-               std::span<const uint32_t>(sb_.data(), n * spi_), std::span<const float>(cbuf_.data(), rows * n), 1.0f,
-               p_.threads);
+          datapath(w_, p_.threads, {r0, n0, k * kin_}, rows, n, kin_, std::span<const uint8_t>(smem_a_[s].data(), rows * kin_),
+                   std::span<const uint32_t>(sa_.data(), rows * spi_), std::span<const uint8_t>(smem_b_[s].data(), n * kin_),
+                   std::span<const uint32_t>(sb_.data(), n * spi_), std::span<const float>(cbuf_.data(), rows * n));
       for (size_t r = 0; r < rows; ++r)
         for (size_t j = 0; j < n; ++j) tmem_[r * cols + acc_col + j] = std::bit_cast<uint32_t>(dd[r * n + j]);
 
@@ -348,13 +359,10 @@ class CubeEngine final : public Engine {
       copy_block(w_.b, w_.K, n0, n, k0, kk, l0b_[ab].data());
       copy_block(w_.sa, nblk, r0, rows, kb0, nb, sba_[ab].data());
       copy_block(w_.sb, nblk, n0, n, kb0, nb, sbb_[ab].data());
-      MmaConfig cfg = w_.cfg;
-      cfg.model = w_.model;
       const std::vector<float> dd =
-          gemm(cfg, w_.model, rows, n, kk, std::span<const uint8_t>(l0a_[ab].data(), rows * kk),
-               std::span<const uint32_t>(sba_[ab].data(), rows * nb), std::span<const uint8_t>(l0b_[ab].data(), n * kk),
-               std::span<const uint32_t>(sbb_[ab].data(), n * nb), std::span<const float>(acc.data(), rows * n), 1.0f,
-               p_.threads);
+          datapath(w_, p_.threads, {r0, n0, k0}, rows, n, kk, std::span<const uint8_t>(l0a_[ab].data(), rows * kk),
+                   std::span<const uint32_t>(sba_[ab].data(), rows * nb), std::span<const uint8_t>(l0b_[ab].data(), n * kk),
+                   std::span<const uint32_t>(sbb_[ab].data(), n * nb), std::span<const float>(acc.data(), rows * n));
       std::copy(dd.begin(), dd.end(), acc.begin());
 
       }

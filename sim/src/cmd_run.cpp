@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -38,7 +39,7 @@ namespace po = boost::program_options;
 
 constexpr const char* kUsage =
     "run [--m M --n N --k K] [--seed S] [--out DIR] [--threads T] [--quick] [--no-vectors]\n"
-    "           [--rtl [--rtl-sample E] [--rtl-trace FILE.fst]] [--trace FILE.vcd]";
+    "           [--rtl [--rtl-trace FILE.fst] [--rtl-fault I]] [--trace FILE.vcd]";
 
 #ifdef FP4SIM_HAVE_MODELS
 namespace fm = fp4sim::models;
@@ -55,9 +56,9 @@ struct Row {
   GemmError err;
   double model_s = 0, golden_s = 0;
   std::string top_stall;
-  // RTL in the loop (--rtl): instructions streamed through the Verilated unit vs golden mma_dot.
+  // RTL in the loop (--rtl): the Verilated unit is the engine's datapath; every instruction checked.
   std::string rtl_unit;  // empty: no RTL unit computes this configuration (or --rtl not given)
-  size_t rtl_checked = 0, rtl_mismatches = 0, rtl_chain_mismatches = 0, rtl_elements = 0;
+  size_t rtl_checked = 0, rtl_mismatches = 0;
   uint64_t rtl_cycles = 0;
   double rtl_s = 0;
   std::string rtl_first_mismatch;
@@ -89,66 +90,89 @@ std::string hex32(uint32_t v) {
   return buf;
 }
 
-// Scoreboard: the first `sample` output elements (row-major) of the layer, each a chain of K / k
-// instructions (C of instruction t+1 = golden D of instruction t, so an RTL error cannot hide behind
-// a later one). Every instruction goes through the RTL unit in one back-to-back stream and its
-// result is compared bit for bit with golden mma_dot on the same operands; the chain end is also
-// compared with golden gemm's output element. Fills the rtl_* fields of r.
-void rtl_scoreboard(Row& r, const MmaConfig& cfg, size_t sample, uint64_t N, uint64_t K, const Quantized& qa,
-                    const Quantized& qb, const std::vector<uint32_t>& sa, const std::vector<uint32_t>& sb,
-                    const std::vector<float>& gold, const std::string& trace_path) {
-  const auto unit = rtl::unit_for(cfg);
-  if (!unit) return;
-  const auto t0 = std::chrono::steady_clock::now();
-  rtl::DriverOptions opt;
-  opt.trace_path = trace_path;
-  rtl::Driver drv(*unit, opt);
-  r.rtl_trace = trace_path;
-  r.rtl_unit = std::string(drv.info().name);
-  const size_t k = static_cast<size_t>(drv.k()), ns = static_cast<size_t>(drv.scales_per_op());
-  const size_t spr = K / k * ns;  // scale codes per operand row
-  const size_t steps = K / k;
-  const size_t elems = std::min<size_t>(sample, gold.size());
-  const size_t n = elems * steps;
-  std::vector<uint8_t> a(n * k), b(n * k);
-  std::vector<uint32_t> fa(n * ns), fb(n * ns), c(n), want(n), got(n);
-  for (size_t e = 0; e < elems; ++e) {
-    const size_t i = e / N, j = e % N;
-    uint32_t acc = 0;  // +0: fp4sim::gemm's empty C
+// RTL in the loop: the engine's datapath. Every step's outputs are computed by the Verilated unit one
+// instruction at a time along K (C of instruction t+1 = the RTL's D of instruction t, as the hardware
+// chains them), all outputs of the step streamed back to back per instruction. A scoreboard at the
+// unit's interface compares every result bit for bit with golden mma_dot on the same operands (C
+// included), so an error is caught at the instruction that makes it; the engine's final D is then
+// compared with golden gemm like any other run.
+class RtlDatapath {
+ public:
+  // fault: index (in issue order) of one instruction whose RTL result gets bit 0 flipped before the
+  // scoreboard sees it (--rtl-fault, the checker's self-test); SIZE_MAX = none.
+  RtlDatapath(rtl::Unit unit, const std::string& trace_path, size_t fault)
+      : drv_(unit, options(trace_path)), fault_(fault) {}
+  std::string unit() const { return std::string(drv_.info().name); }
+  uint64_t cycles() const { return drv_.cycles(); }
+  size_t checked = 0, mismatches = 0;
+  std::string first_mismatch;
+  double seconds = 0;
+
+  std::vector<float> operator()(const MmaConfig& cfg, const fm::StepOrigin& at, size_t M, size_t N, size_t K,
+                                std::span<const uint8_t> a, std::span<const uint32_t> sa, std::span<const uint8_t> b,
+                                std::span<const uint32_t> sb, std::span<const float> c) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const size_t k = static_cast<size_t>(drv_.k()), ns = static_cast<size_t>(drv_.scales_per_op());
+    const size_t steps = K / k, spr = steps * ns, n = M * N;
+    a_.resize(n * k);
+    b_.resize(n * k);
+    fa_.resize(n * ns);
+    fb_.resize(n * ns);
+    acc_.resize(n);
+    d_.resize(n);
+    for (size_t e = 0; e < n; ++e) acc_[e] = std::bit_cast<uint32_t>(c[e]);
     for (size_t t = 0; t < steps; ++t) {
-      const size_t x = e * steps + t;
-      std::copy_n(qa.codes.data() + i * K + t * k, k, a.data() + x * k);
-      std::copy_n(qb.codes.data() + j * K + t * k, k, b.data() + x * k);
-      std::copy_n(sa.data() + i * spr + t * ns, ns, fa.data() + x * ns);
-      std::copy_n(sb.data() + j * spr + t * ns, ns, fb.data() + x * ns);
-      c[x] = acc;
-      acc = want[x] = mma_dot(cfg, a.data() + x * k, b.data() + x * k, fa.data() + x * ns, fb.data() + x * ns, acc);
+      for (size_t e = 0; e < n; ++e) {
+        const size_t i = e / N, j = e % N;
+        std::copy_n(a.data() + i * K + t * k, k, a_.data() + e * k);
+        std::copy_n(b.data() + j * K + t * k, k, b_.data() + e * k);
+        std::copy_n(sa.data() + i * spr + t * ns, ns, fa_.data() + e * ns);
+        std::copy_n(sb.data() + j * spr + t * ns, ns, fb_.data() + e * ns);
+      }
+      drv_.run(n, a_.data(), b_.data(), fa_.data(), fb_.data(), acc_.data(), d_.data());
+      if (fault_ >= checked && fault_ - checked < n) d_[fault_ - checked] ^= 1u;
+      for (size_t e = 0; e < n; ++e) {
+        const uint32_t want =
+            mma_dot(cfg, a_.data() + e * k, b_.data() + e * k, fa_.data() + e * ns, fb_.data() + e * ns, acc_[e]);
+        if (d_[e] != want && mismatches++ == 0) first_mismatch = describe(at, e, N, t, k, ns, want);
+      }
+      checked += n;
+      std::swap(acc_, d_);  // the RTL's D is the next instruction's C
     }
-    if (acc != std::bit_cast<uint32_t>(gold[e])) ++r.rtl_chain_mismatches;
+    std::vector<float> out(n);
+    for (size_t e = 0; e < n; ++e) out[e] = std::bit_cast<float>(acc_[e]);
+    seconds += seconds_since(t0);
+    return out;
   }
-  drv.run(n, a.data(), b.data(), fa.data(), fb.data(), c.data(), got.data());
-  for (size_t x = 0; x < n; ++x) {
-    if (got[x] == want[x]) continue;
-    if (r.rtl_mismatches++ == 0) {
-      std::ostringstream o;
-      o << "element " << x / steps << " (row " << x / steps / N << ", col " << x / steps % N << "), k-step "
-        << x % steps << ": a";
-      for (size_t q = 0; q < k; ++q) o << (q ? "," : "=") << std::hex << int{a[x * k + q]};
-      o << " sfa";
-      for (size_t q = 0; q < ns; ++q) o << (q ? "," : "=") << hex32(fa[x * ns + q]);
-      o << " b";
-      for (size_t q = 0; q < k; ++q) o << (q ? "," : "=") << std::hex << int{b[x * k + q]};
-      o << " sfb";
-      for (size_t q = 0; q < ns; ++q) o << (q ? "," : "=") << hex32(fb[x * ns + q]);
-      o << " c=" << hex32(c[x]) << " rtl=" << hex32(got[x]) << " golden=" << hex32(want[x]);
-      r.rtl_first_mismatch = o.str();
-    }
+
+ private:
+  static rtl::DriverOptions options(const std::string& trace_path) {
+    rtl::DriverOptions o;
+    o.trace_path = trace_path;
+    return o;
   }
-  r.rtl_checked = n;
-  r.rtl_elements = elems;
-  r.rtl_cycles = drv.cycles();
-  r.rtl_s = seconds_since(t0);
-}
+  // The output (layer row, layer column), the instruction's K offset, and every operand bit.
+  std::string describe(const fm::StepOrigin& at, size_t e, size_t N, size_t t, size_t k, size_t ns,
+                       uint32_t want) const {
+    std::ostringstream o;
+    o << "output (row " << at.row + e / N << ", col " << at.col + e % N << "), instruction at k = " << at.k + t * k
+      << ": a";
+    for (size_t q = 0; q < k; ++q) o << (q ? "," : "=") << std::hex << int{a_[e * k + q]};
+    o << " sfa";
+    for (size_t q = 0; q < ns; ++q) o << (q ? "," : "=") << hex32(fa_[e * ns + q]);
+    o << " b";
+    for (size_t q = 0; q < k; ++q) o << (q ? "," : "=") << std::hex << int{b_[e * k + q]};
+    o << " sfb";
+    for (size_t q = 0; q < ns; ++q) o << (q ? "," : "=") << hex32(fb_[e * ns + q]);
+    o << " c=" << hex32(acc_[e]) << " rtl=" << hex32(d_[e]) << " golden=" << hex32(want);
+    return o.str();
+  }
+
+  rtl::Driver drv_;
+  size_t fault_;
+  std::vector<uint8_t> a_, b_;
+  std::vector<uint32_t> fa_, fb_, acc_, d_;
+};
 #endif
 #endif
 
@@ -167,9 +191,11 @@ int cmd_run(const Invocation& inv) {
       ("no-vectors", "do not write the layer's vectors to DIR/vectors")
       ("trace", po::value<std::string>()->value_name("FILE.vcd"),
        "SystemC VCD of the models' pins (busy, retired tiles, compute and stall cycles per engine)")
-      ("rtl", "RTL in the loop: stream the instructions of the first output elements through the Verilated "
-              "unit of each configuration and check every result against golden mma_dot")
-      ("rtl-sample", po::value<std::string>()->value_name("E"), "output elements checked with --rtl (default 2048)")
+      ("rtl", "RTL in the loop: the Verilated unit of each configuration computes every instruction of the "
+              "engine's datapath, each result checked against golden mma_dot")
+      ("rtl-fault", po::value<std::string>()->value_name("I"),
+       "with --rtl: flip bit 0 of the RTL's result of instruction I of each configuration before the scoreboard "
+       "checks it (shows that a wrong result is caught and reported; the run exits 1)")
       ("rtl-trace", po::value<std::string>()->value_name("FILE.fst"),
        "with --rtl: FST waveform of the RTL units (one file per unit: FILE.<unit>.fst); needs a build with "
        "FP4SIM_RTL_TRACE=ON");
@@ -189,17 +215,19 @@ int cmd_run(const Invocation& inv) {
   const std::string trace = get_or(vm, "trace", "");
   const std::string rtl_trace = get_or(vm, "rtl-trace", "");
   if (!rtl_trace.empty() && !use_rtl) throw UsageError("--rtl-trace needs --rtl");
-  const size_t rtl_sample =
-      vm.count("rtl-sample") ? parse_uint("--rtl-sample", vm["rtl-sample"].as<std::string>(), 1, 1u << 24) : 2048;
+  if (vm.count("rtl-fault") && !use_rtl) throw UsageError("--rtl-fault needs --rtl");
+  const size_t rtl_fault = vm.count("rtl-fault") ? static_cast<size_t>(parse_uint(
+                                                        "--rtl-fault", vm["rtl-fault"].as<std::string>(), 0, UINT32_MAX))
+                                                  : SIZE_MAX;
 #ifndef FP4SIM_HAVE_RTL
   if (use_rtl) throw std::runtime_error("fp4sim was built without the Verilated RTL (--rtl needs Verilator)");
-  (void)rtl_sample;
+  (void)rtl_fault;
 #else
   if (!rtl_trace.empty() && !rtl::trace_supported())
     throw std::runtime_error("--rtl-trace: this fp4sim was built without RTL tracing (configure with -DFP4SIM_RTL_TRACE=ON)");
 #endif
 #ifndef FP4SIM_HAVE_MODELS
-  (void)M, (void)N, (void)K, (void)seed, (void)threads, (void)use_rtl, (void)rtl_sample, (void)write_vectors, (void)trace;
+  (void)M, (void)N, (void)K, (void)seed, (void)threads, (void)use_rtl, (void)rtl_fault, (void)write_vectors, (void)trace;
   throw std::runtime_error("fp4sim was built without the SystemC models (configure with FP4SIM_SYSTEMC=ON)");
 #else
   fs::create_directories(out);
@@ -249,6 +277,21 @@ int cmd_run(const Invocation& inv) {
     Row r;
     r.engine = e.engine;
     r.format = std::string(info(e.format).name);
+#ifdef FP4SIM_HAVE_RTL
+    std::shared_ptr<RtlDatapath> rtl_dp;  // shared: fm::Datapath is a copyable std::function
+    if (use_rtl) {
+      if (const auto unit = rtl::unit_for(cfg)) {
+        rtl_dp = std::make_shared<RtlDatapath>(*unit, rtl_trace.empty() ? "" : trace_for(rtl_trace, r), rtl_fault);
+        r.rtl_unit = rtl_dp->unit();
+        r.rtl_trace = rtl_trace.empty() ? "" : trace_for(rtl_trace, r);
+        wl.datapath = [rtl_dp](const MmaConfig& c, const fm::StepOrigin& at, size_t m, size_t n, size_t k,
+                               std::span<const uint8_t> a, std::span<const uint32_t> fa, std::span<const uint8_t> b,
+                               std::span<const uint32_t> fb, std::span<const float> acc) {
+          return (*rtl_dp)(c, at, m, n, k, a, fa, b, fb, acc);
+        };
+      }
+    }
+#endif
     auto t0 = std::chrono::steady_clock::now();
     fm::Result res;
     if (std::string(e.engine) == "cube") {
@@ -280,15 +323,20 @@ int cmd_run(const Invocation& inv) {
     r.stats = std::move(res.stats);
 #ifdef FP4SIM_HAVE_RTL
     if (use_rtl) {
-      rtl_scoreboard(r, cfg, rtl_sample, N, K, qa, qb, sa, sb, gold, rtl_trace.empty() ? "" : trace_for(rtl_trace, r));
-      if (r.rtl_unit.empty())
+      if (!rtl_dp) {
         std::cerr << "    rtl: no RTL unit computes this configuration\n";
-      else
+      } else {
+        r.rtl_checked = rtl_dp->checked;
+        r.rtl_mismatches = rtl_dp->mismatches;
+        r.rtl_first_mismatch = rtl_dp->first_mismatch;
+        r.rtl_cycles = rtl_dp->cycles();
+        r.rtl_s = rtl_dp->seconds;
+        rtl_dp.reset();  // closes (and renames) its trace
         std::cerr << "    rtl " << r.rtl_unit << ": " << r.rtl_checked - r.rtl_mismatches << "/" << r.rtl_checked
-                  << " instructions equal to golden mma_dot, " << r.rtl_elements - r.rtl_chain_mismatches << "/"
-                  << r.rtl_elements << " chain ends equal to golden gemm, " << r.rtl_cycles << " cycles, "
-                  << fmt_num("%.2f", r.rtl_s) << " s\n";
-      if (!r.rtl_first_mismatch.empty()) std::cerr << "    first RTL mismatch: " << r.rtl_first_mismatch << "\n";
+                  << " instructions equal to golden mma_dot, " << r.rtl_cycles << " cycles, "
+                  << fmt_num("%.2f", r.rtl_s) << " s of RTL\n";
+        if (!r.rtl_first_mismatch.empty()) std::cerr << "    first RTL mismatch: " << r.rtl_first_mismatch << "\n";
+      }
     }
 #endif
     const bool have_case = std::any_of(cases.begin(), cases.end(), [&](const vectors::VectorCase& v) {
@@ -322,12 +370,12 @@ int cmd_run(const Invocation& inv) {
   bool all_exact = true, rtl_exact = true;
   for (const Row& r : rows) {
     all_exact = all_exact && r.mismatches == 0;
-    rtl_exact = rtl_exact && r.rtl_mismatches == 0 && r.rtl_chain_mismatches == 0;
+    rtl_exact = rtl_exact && r.rtl_mismatches == 0;
     table.push_back({r.engine, r.format, r.mismatches == 0 ? "yes" : "NO",
                      std::to_string(r.total - r.mismatches) + "/" + std::to_string(r.total),
                      std::to_string(r.stats.cycles), fmt_num("%.0f", r.stats.macs_per_cycle()),
                      fmt_num("%.1f%%", 100 * r.stats.utilization()), r.top_stall, fmt_num("%.3e", r.err.rel_err),
-                     fmt_num("%.2f", r.err.qsnr_db), fmt_num("%.2f", r.model_s / r.golden_s)});
+                     fmt_num("%.2f", r.err.qsnr_db), r.rtl_unit.empty() ? fmt_num("%.2f", r.model_s / r.golden_s) : "-"});  // RTL datapath: no ratio
     if (use_rtl)
       table.back().push_back(r.rtl_unit.empty() ? "-"
                                                 : r.rtl_unit + " " + std::to_string(r.rtl_checked - r.rtl_mismatches) +
@@ -381,10 +429,8 @@ int cmd_run(const Invocation& inv) {
         jr["rtl"] = nullptr;
       } else {
         jr["rtl"] = {{"unit", r.rtl_unit},
-                     {"elements", r.rtl_elements},
                      {"instructions_checked", r.rtl_checked},
                      {"instruction_mismatches", r.rtl_mismatches},
-                     {"chain_mismatches_vs_gemm", r.rtl_chain_mismatches},
                      {"cycles", r.rtl_cycles},
                      {"seconds", r.rtl_s}};
         if (!r.rtl_first_mismatch.empty()) jr["rtl"]["first_mismatch"] = r.rtl_first_mismatch;
@@ -410,9 +456,8 @@ int cmd_run(const Invocation& inv) {
   }
   md << "\n" << (all_exact ? "All outputs bit-identical to golden gemm." : "MISMATCH against golden gemm.") << "\n";
   if (use_rtl) {
-    md << "\nRTL in the loop: the instructions of the first " << rtl_sample
-       << " output elements (row-major), streamed through the Verilated unit, each result compared with golden "
-          "mma_dot: "
+    md << "\nRTL in the loop: the Verilated unit computed every instruction of each engine's datapath (its D "
+          "chained as the next C), each result compared with golden mma_dot on the same operands: "
        << (rtl_exact ? "all bit-identical." : "MISMATCH.") << "\n";
     for (const Row& r : rows)
       if (!r.rtl_first_mismatch.empty())

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -103,13 +104,14 @@ Problem make_problem(MmaKindId kind, Model model, size_t M, size_t N, size_t K, 
   return p;
 }
 
-// Element-by-element bit comparison; returns the number of mismatches (and reports the first).
-size_t mismatches(const std::vector<float>& got, const std::vector<float>& want) {
+// Element-by-element bit comparison; returns the number of mismatches (and reports the first as a
+// test failure unless `expected` says mismatches are the point).
+size_t mismatches(const std::vector<float>& got, const std::vector<float>& want, bool expected = false) {
   EXPECT_EQ(got.size(), want.size());
   size_t bad = 0;
   for (size_t i = 0; i < std::min(got.size(), want.size()); ++i) {
     if (std::bit_cast<uint32_t>(got[i]) != std::bit_cast<uint32_t>(want[i])) {
-      if (bad == 0)
+      if (bad == 0 && !expected)
         ADD_FAILURE() << "first mismatch at " << i << ": got " << got[i] << " want " << want[i];
       ++bad;
     }
@@ -425,6 +427,60 @@ TEST(System, TimingOnlyGivesTheSameSchedule) {
   const fm::Result th = fm::run_cube(small_cube(), wh);
   EXPECT_EQ(th.stats.cycles, fh.stats.cycles);
   EXPECT_EQ(th.stats.stalls, fh.stats.stalls);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Datapath hook (RTL in the loop plugs in here)
+
+// Runs golden gemm as the datapath, recording the steps; flips bit 0 of the step output at layer
+// position (row 0, col 0) in the last K step when `fault` is set.
+struct RecordingDatapath {
+  size_t K_total = 0;
+  bool fault = false;
+  uint64_t steps = 0, macs = 0;
+  std::vector<float> operator()(const MmaConfig& cfg, const fm::StepOrigin& at, size_t M, size_t N, size_t K,
+                                std::span<const uint8_t> a, std::span<const uint32_t> sa, std::span<const uint8_t> b,
+                                std::span<const uint32_t> sb, std::span<const float> c) {
+    ++steps;
+    macs += M * N * K;
+    std::vector<float> d = fp4sim::gemm(cfg, cfg.model, M, N, K, a, sa, b, sb, c, 1.0f, 1);
+    if (fault && at.row == 0 && at.col == 0 && at.k + K == K_total)
+      d[0] = std::bit_cast<float>(std::bit_cast<uint32_t>(d[0]) ^ 1u);
+    return d;
+  }
+};
+
+TEST(System, DatapathHookComputesEveryStep) {
+  const Problem p = make_problem(MmaKindId::Mxf4Nvf4, Model::Blackwell, 200, 72, 320, true, 36);
+  const Problem h = make_problem(MmaKindId::Hif4, Model::AscendHif4, 200, 136, 1088, true, 37);
+  for (bool fault : {false, true}) {
+    SCOPED_TRACE(fault ? "faulty datapath" : "golden datapath");
+    auto rec = std::make_shared<RecordingDatapath>();
+    rec->K_total = p.K;
+    rec->fault = fault;
+    fm::Workload w = p.workload();
+    w.datapath = [rec](auto&&... args) { return (*rec)(args...); };
+    fm::TensorCoreParams prm;
+    prm.tile_n = 32;
+    const fm::Result r = fm::run_tensor_core(prm, w);
+    EXPECT_EQ(rec->steps, r.stats.instructions);  // one call per instruction
+    EXPECT_EQ(rec->macs, p.M * p.N * p.K);        // covering the layer once (real rows only)
+    const std::vector<float> want = p.golden();
+    EXPECT_EQ(mismatches(r.d, want, fault), fault ? 1u : 0u);  // the engine's D is the datapath's
+    EXPECT_EQ(std::bit_cast<uint32_t>(r.d[0]) ^ std::bit_cast<uint32_t>(want[0]), fault ? 1u : 0u);
+
+    auto rec_h = std::make_shared<RecordingDatapath>();
+    rec_h->K_total = h.K;
+    rec_h->fault = fault;
+    fm::Workload wh = h.workload();
+    wh.datapath = [rec_h](auto&&... args) { return (*rec_h)(args...); };
+    const fm::Result rh = fm::run_cube(small_cube(), wh);
+    EXPECT_EQ(rec_h->steps, rh.stats.instructions);  // one call per cube K step
+    EXPECT_EQ(rec_h->macs, h.M * h.N * h.K);
+    const std::vector<float> want_h = h.golden();
+    EXPECT_EQ(mismatches(rh.d, want_h, fault), fault ? 1u : 0u);
+    EXPECT_EQ(std::bit_cast<uint32_t>(rh.d[0]) ^ std::bit_cast<uint32_t>(want_h[0]), fault ? 1u : 0u);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

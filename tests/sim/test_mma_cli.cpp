@@ -499,7 +499,8 @@ TEST(CliRun, BadInputsFailWithOneLine) {
       {"run --m 7", 2, "--m: 7 is out of range"},
       {"run --m 12", 2, "--m must be a multiple of 8"},
       {"run --rtl-trace t.fst", 2, "--rtl-trace needs --rtl"},
-      {"run --rtl-sample 0", 2, "--rtl-sample: 0 is out of range"},
+      {"run --rtl-fault 3", 2, "--rtl-fault needs --rtl"},
+      {"run --rtl-sample 5", 2, "unrecognised option"},
       {"run --quick --out o --trace no/dir/t.vcd", 1, "no/dir/t.vcd: parent directory does not exist"},
   };
   for (const auto& [args, code, needle] : bad) {

@@ -29,6 +29,19 @@
 
 namespace fp4sim::models {
 
+// The arithmetic of one engine step: D[M,N] = C + A[M,K] . B[N,K]^T with the contract of
+// fp4sim::gemm (alpha = 1, cfg.model set, K a multiple of the instruction K; C never empty here).
+// Golden gemm by default; RTL in the loop plugs a Verilated unit in here (fp4sim run --rtl).
+// `at` says where the step's block lies in the workload (first row of A, first row of B, first K
+// element), so that a checker can name the outputs it reports.
+struct StepOrigin {
+  size_t row = 0, col = 0, k = 0;
+};
+using Datapath = std::function<std::vector<float>(const MmaConfig& cfg, const StepOrigin& at, size_t M, size_t N,
+                                                  size_t K, std::span<const uint8_t> a, std::span<const uint32_t> sa,
+                                                  std::span<const uint8_t> b, std::span<const uint32_t> sb,
+                                                  std::span<const float> c)>;
+
 // One GEMM D[M,N] = C + A[M,K] . B[N,K]^T on element codes (both operands K-major, one code per
 // byte) and scale codes (uint32; 8-bit codes in the low byte, HiF4 words as is), as golden gemm.
 struct Workload {
@@ -42,6 +55,10 @@ struct Workload {
   // Timing only: skip the datapath (D stays +0). What-if sweeps use it: the schedule does not
   // depend on the values. Operand spans may then be empty.
   bool timing_only = false;
+  // Empty: golden gemm computes every step (on the engine's `threads`). Otherwise this does: each
+  // tensor-core instruction (128 x N x K_instr) / each cube K step (m0 x n0 x k0), with C read from
+  // the modeled accumulator memory and D written back there.
+  Datapath datapath;
 };
 
 struct Stats {
