@@ -1,10 +1,11 @@
 // fp4sim whatif: sweeps model parameters over one GEMM shape in timing-only mode (the schedule does
 // not depend on values) and writes a CSV, one row per configuration (docs/whatif.md).
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <stdexcept>
 #include <iostream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -26,23 +27,28 @@ constexpr const char* kUsage = "whatif [--engine tensor-core|cube|both] [--m M -
 #ifdef FP4SIM_HAVE_MODELS
 namespace fm = fp4sim::models;
 
-// Total transistors (gates + flops) of one 64-element dot-product unit, from the yosys table in
-// docs/area.md (generic-gate synthesis of rtl/*.sv). A tensor-core dot lane is one bs_dot_k64 unit;
-// a cube PE of pe_k elements is scaled linearly from the 64-element PE (an estimate: the adder
-// tree grows slightly faster than linearly, the per-PE accumulator slower). The cube has no MXFP4
-// PE in rtl/, so its MXFP4 configurations use bs_dot_k64_ue8m0_b32 (same arithmetic).
+// Area of one dot-product unit from the yosys reports of docs/area.md (generic-gate synthesis of
+// rtl/*.sv, hierarchy kept): the gate transistors of the element array (the per-lane products and
+// their integer tree: hif4_dot64 / 4 x fp4_dot16), of everything else (scale path, alignment, FP32
+// accumulate), and the flops (24 transistors each; 512 of them are the input register's element
+// bits). A tensor-core lane is one whole 64-element unit. A cube PE of pe_k elements keeps its back
+// end and scales the element array and the element-input flops by pe_k / 64 (a PE narrower than the
+// 64-element group accumulates the group over 64 / pe_k cycles and still has one back end; wider
+// PEs have pe_k / 64 of them); the partial-sum register that a narrower PE needs (17 to 52 flops) is
+// not counted. The cube has no MXFP4 PE in rtl/, so its MXFP4 rows use bs_dot_k64_ue8m0_b32.
 struct UnitArea {
   const char* engine;
   BlockFormat format;
   const char* unit;
-  double transistors;
+  double elem_gates, gates, flops;  // yosys: element-array gate transistors, all gate transistors, flops
 };
+constexpr double kFlopTransistors = 24, kElemInputFlops = 512;
 constexpr UnitArea kArea[] = {
-    {"tensor-core", BlockFormat::Nvfp4, "bs_dot_k64_ue4m3_b16", 141976},
-    {"tensor-core", BlockFormat::Mxfp4, "bs_dot_k64_ue8m0_b32", 117896},
-    {"cube", BlockFormat::Hif4, "hif4_pe", 122094},
-    {"cube", BlockFormat::Nvfp4, "nvfp4_pe64", 162120},
-    {"cube", BlockFormat::Mxfp4, "bs_dot_k64_ue8m0_b32", 117896},
+    {"tensor-core", BlockFormat::Nvfp4, "bs_dot_k64_ue4m3_b16", 58640, 122992, 791},
+    {"tensor-core", BlockFormat::Mxfp4, "bs_dot_k64_ue8m0_b32", 58640, 100448, 727},
+    {"cube", BlockFormat::Hif4, "hif4_pe", 74112, 105102, 708},
+    {"cube", BlockFormat::Nvfp4, "nvfp4_pe64", 58648, 142944, 799},
+    {"cube", BlockFormat::Mxfp4, "bs_dot_k64_ue8m0_b32", 58640, 100448, 727},
 };
 
 const UnitArea& area_of(const std::string& engine, BlockFormat f) {
@@ -51,11 +57,19 @@ const UnitArea& area_of(const std::string& engine, BlockFormat f) {
   throw std::logic_error("whatif: no area entry for " + engine);
 }
 
-// units: 64-element dot-product units in the configuration (dot lanes, or grid PEs x pe_k / 64).
-std::string csv_row(const std::string& engine, BlockFormat f, const std::string& params, double units,
+// Transistors of one unit that takes pe_k elements per cycle (64: the synthesized unit, exactly its
+// yosys total).
+double unit_transistors(const UnitArea& a, int pe_k) {
+  const double f = pe_k / 64.0, backs = std::max(1.0, f);
+  return a.elem_gates * f + (a.gates - a.elem_gates) * backs +
+         kFlopTransistors * (kElemInputFlops * f + (a.flops - kElemInputFlops) * backs);
+}
+
+// units: dot-product units in the configuration (dot lanes, or grid PEs), each pe_k elements wide.
+std::string csv_row(const std::string& engine, BlockFormat f, const std::string& params, double units, int pe_k,
                     const fm::Stats& s) {
   const UnitArea& a = area_of(engine, f);
-  const double mtr = units * a.transistors / 1e6;
+  const double mtr = units * unit_transistors(a, pe_k) / 1e6;
   std::ostringstream o;
   o << engine << "," << info(f).name << "," << params << "," << s.cycles << "," << s.compute_cycles << ","
     << fmt_num("%.2f", s.macs_per_cycle()) << "," << fmt_num("%.4f", s.utilization()) << "," << a.unit << ","
@@ -119,7 +133,7 @@ int cmd_whatif(const Invocation& inv) {
               csv << csv_row("tensor-core", f,
                              "dot_lanes=" + std::to_string(lanes) + ",tile_n=" + std::to_string(tile_n) +
                                  ",load_Bpc=" + std::to_string(load) + ",pipeline=" + std::to_string(depth),
-                             lanes, r.stats)
+                             lanes, 64, r.stats)
                   << "\n";
               ++nrows;
             }
@@ -139,7 +153,7 @@ int cmd_whatif(const Invocation& inv) {
               csv << csv_row("cube", f,
                              "grid=" + std::to_string(grid) + ",l0ab_KiB=" + std::to_string(l0 / 1024) +
                                  ",load_Bpc=" + std::to_string(bw) + ",pe_k=" + std::to_string(pek),
-                             double(grid) * grid * pek / 64, r.stats)
+                             double(grid) * grid, pek, r.stats)
                   << "\n";
               ++nrows;
             }

@@ -525,6 +525,64 @@ TEST(CliRun, NoVectorsWritesOnlyTheReport) {
   EXPECT_NE(rep.out.find("3 cases, 3 pass, 0 fail, 0 error, 0 skipped; 3 model outputs"), std::string::npos) << rep.out;
 }
 
+TEST(CliWhatif, AreaColumnFollowsTheYosysTable) {
+  // The area model of docs/whatif.md, re-derived here from the yosys numbers of docs/area.md:
+  // unit(pe_k) = elem * f + (gates - elem) * max(1, f) + 24 * (512 * f + (flops - 512) * max(1, f)).
+  struct Unit {
+    const char* name;
+    double elem, gates, flops;
+  };
+  const Unit units[] = {{"bs_dot_k64_ue4m3_b16", 58640, 122992, 791},
+                        {"bs_dot_k64_ue8m0_b32", 58640, 100448, 727},
+                        {"hif4_pe", 74112, 105102, 708},
+                        {"nvfp4_pe64", 58648, 142944, 799}};
+  auto transistors = [&](const std::string& unit, int pe_k) {
+    for (const Unit& u : units)
+      if (unit == u.name) {
+        const double f = pe_k / 64.0, backs = std::max(1.0, f);
+        return u.elem * f + (u.gates - u.elem) * backs + 24 * (512 * f + (u.flops - 512) * backs);
+      }
+    ADD_FAILURE() << "unknown area unit " << unit;
+    return 0.0;
+  };
+  Dir d("mma_cli");
+  const Result r = d.run("whatif --m 128 --n 256 --k 512 --out w.csv");
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::istringstream csv(slurp(d / "w.csv"));
+  std::string line;
+  std::getline(csv, line);  // header
+  size_t rows = 0, half_pe = 0;
+  while (std::getline(csv, line)) {
+    std::vector<std::string> f;
+    std::stringstream ls(line);
+    for (std::string c; std::getline(ls, c, ',');) f.push_back(c);
+    ASSERT_GE(f.size(), 13u) << line;
+    auto param = [&](const std::string& p) {  // "name=value" among p1..p4
+      for (size_t i = 2; i < 6; ++i)
+        if (f[i].rfind(p + "=", 0) == 0) return std::stoi(f[i].substr(p.size() + 1));
+      return -1;
+    };
+    double count = 0;
+    int pe_k = 64;
+    if (f[0] == "tensor-core") {
+      count = param("dot_lanes");
+    } else {
+      count = std::pow(param("grid"), 2);
+      pe_k = param("pe_k");
+      half_pe += pe_k == 32;
+    }
+    const double want = count * transistors(f[10], pe_k) / 1e6;
+    EXPECT_NEAR(std::stod(f[11]), want, 0.006) << line;  // printed with 2 decimals
+    EXPECT_NEAR(std::stod(f[12]), std::stod(f[8]) / std::stod(f[11]), 0.02 * std::stod(f[12]) + 0.002) << line;
+    ++rows;
+  }
+  EXPECT_EQ(rows, 270u);
+  EXPECT_EQ(half_pe, 81u);
+  // A pe_k = 64 HiF4 PE is exactly the synthesized total; a pe_k = 32 one is more than half of it.
+  EXPECT_DOUBLE_EQ(transistors("hif4_pe", 64), 122094.0);
+  EXPECT_GT(transistors("hif4_pe", 32), 0.6 * 122094.0);
+}
+
 TEST(CliHelp, NewCommandsListedAndHelpful) {
   Dir d("mma_cli");
   const Result all = d.run("--help");
