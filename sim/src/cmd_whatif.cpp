@@ -143,7 +143,7 @@ int cmd_whatif(const Invocation& inv) {
       for (int grid : {8, 16, 32})
         for (size_t l0 : {32u * 1024, 64u * 1024, 128u * 1024})
           for (int bw : {64, 128, 256})
-            for (int pek : {32, 64}) {
+            for (int pek : {16, 32, 64}) {
               fm::CubeParams p;
               p.rows = p.cols = grid;
               p.l0a_bytes = p.l0b_bytes = l0;
