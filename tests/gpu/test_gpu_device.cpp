@@ -76,7 +76,7 @@ void gemm_checks() {
     for (const ElemFormat* b : {&kE4M3, &kE5M2, &kE2M1}) cfgs.push_back({make_mma_config(MmaKindId::Mxf8f6f4, a, b), "mxf8f6f4"});
   cfgs.push_back({make_mma_config(MmaKindId::Hif4), "hif4"});
   for (const auto& [cfg, name] : cfgs) {
-    for (Model m : {Model::Blackwell, Model::AscendHif4, Model::Fp32Seq}) {
+    for (Model m : {Model::Blackwell, Model::AscendHif4, Model::Fp32Seq, Model::Exact}) {
       if (!gpu::cannot_run(cfg, m).empty()) continue;
       const size_t M = 33, N = 65, K = 256, nblk = K / static_cast<size_t>(cfg.block);
       std::vector<uint8_t> a(M * K), b(N * K);

@@ -112,7 +112,6 @@ std::string cannot_run(const MmaConfig& cfg, Model model) {
   } catch (const std::exception& e) {
     return e.what();
   }
-  if (model == Model::Exact) return "the exact model is not implemented on the GPU target (use golden)";
   if (model == Model::AscendHif4 && cfg.hif4_round_groups != 1)
     return "ascend-hif4 on the GPU rounds once per group (hif4_round_groups = 1) only";
   return {};

@@ -28,8 +28,8 @@ bool built_with_cuda();
 bool gpu_available(std::string& why);
 
 // Empty when the GPU target computes gemm(cfg, model) bit-identically to golden; otherwise why not.
-// Supported: blackwell (every Blackwell kind), ascend-hif4 (hif4_round_groups = 1), fp32-seq.
-// Not supported: exact (a wide superaccumulator per output; use the golden target).
+// Supported: blackwell (every Blackwell kind), ascend-hif4 (hif4_round_groups = 1), fp32-seq, exact
+// (a 2^-352 .. 2^416 fixed-point sum per output, K < 2^29).
 std::string cannot_run(const MmaConfig& cfg, Model model);
 
 // D[M,N] = alpha * (C + A . B^T) as FP32 bit patterns, as fp4sim::gemm (golden) computes it.

@@ -124,27 +124,34 @@ FP4SIM_HD float bf16_round(float x) {
   return u2f(((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16) << 16);
 }
 
-// Exact sum of signed floats m * 2^(e-23) over the whole FP32 range (2^-149 .. 2^128 plus
-// headroom for 2^16 terms): 32-bit digits in int64 limbs, so an add touches two limbs and never
-// carries. Used by the RHT (one rounding of an exact sum, SPEC §2.4).
-struct ExactFloatSum {
-  static constexpr int kLsb = -149;
-  static constexpr int kDigits = 10;  // 2^-149 .. 2^171
+// Exact fixed-point sum of terms m * 2^e (|m| < 2^32, Lsb <= e, e + 32 <= Lsb + 32 * Digits; the
+// callers stay in range, device code cannot throw): 32-bit digits in int64 limbs, so an add touches
+// two limbs and never carries (fewer than 2^29 adds before a limb could overflow). Golden's
+// ExactAccumulator (mma_exact.cpp) is the same scheme; the tests hold the two equal.
+template <int Lsb, int Digits>
+struct ExactSum {
+  static constexpr int kLsb = Lsb;
+  static constexpr int kDigits = Digits;
   int64_t limb[kDigits + 1];
   FP4SIM_HD void clear() {
     for (int i = 0; i <= kDigits; ++i) limb[i] = 0;
+  }
+  FP4SIM_HD void add(int64_t m, int e) {
+    if (m == 0) return;
+    const uint64_t a = m < 0 ? static_cast<uint64_t>(-m) : static_cast<uint64_t>(m);
+    const int pos = e - kLsb;
+    const int d = pos >> 5;
+    const uint64_t v = a << (pos & 31);  // < 2^63: spans digits d and d + 1
+    const int64_t lo = static_cast<int64_t>(v & 0xFFFFFFFFu), hi = static_cast<int64_t>(v >> 32);
+    limb[d] += m < 0 ? -lo : lo;
+    limb[d + 1] += m < 0 ? -hi : hi;
   }
   // += (neg ? -1 : 1) * |x| for a finite float x given by its magnitude bits.
   FP4SIM_HD void add_mag(uint32_t ab, bool neg) {
     if (ab == 0) return;
     const uint32_t ef = ab >> 23;
-    const uint64_t m = ef == 0 ? (ab & 0x7FFFFFu) : ((ab & 0x7FFFFFu) | 0x800000u);
-    const int off = (ef == 0 ? 1 : static_cast<int>(ef)) - 1;  // bit offset of m's LSB above 2^-149
-    const int d = off >> 5, sh = off & 31;
-    const uint64_t v = m << sh;  // < 2^55
-    const int64_t lo = static_cast<int64_t>(v & 0xFFFFFFFFu), hi = static_cast<int64_t>(v >> 32);
-    limb[d] += neg ? -lo : lo;
-    limb[d + 1] += neg ? -hi : hi;
+    const int64_t m = ef == 0 ? (ab & 0x7FFFFFu) : ((ab & 0x7FFFFFu) | 0x800000u);
+    add(neg ? -m : m, (ef == 0 ? -126 : static_cast<int>(ef) - 127) - 23);
   }
   // The value times 2^scale_exp rounded once to FP32 bits (RN-even); an exact zero gives +0.
   FP4SIM_HD uint32_t round_fp32(int scale_exp) {
@@ -181,5 +188,12 @@ struct ExactFloatSum {
     return round_to_fp32(neg, window, e0 + scale_exp, sticky, true);
   }
 };
+
+// The RHT's sum of FP32 values (one rounding of an exact sum, SPEC §2.4): 2^-149 .. 2^171, headroom
+// for 2^16 terms above FLT_MAX.
+using ExactFloatSum = ExactSum<-149, 10>;
+// The exact MMA model's sum of products of two elements and two scales plus C: 2^-352 .. 2^416, the
+// range of golden's ExactAccumulator.
+using ExactDotSum = ExactSum<-352, 24>;
 
 }  // namespace fp4sim::gpu::hd

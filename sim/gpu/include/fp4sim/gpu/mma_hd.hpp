@@ -1,5 +1,5 @@
-// __host__ __device__ block-scaled dot products (SPEC §4): the golden blackwell, ascend-hif4 and
-// fp32-seq models (golden/src/mma.cpp) per output element, for the GEMM emulation kernel.
+// __host__ __device__ block-scaled dot products (SPEC §4): the golden blackwell, ascend-hif4,
+// fp32-seq and exact models (golden/src/mma.cpp) per output element, for the GEMM emulation kernel.
 //
 // Group sums of the grouped Blackwell kinds and of HiF4 are exact small integers: the operands are
 // first turned into int8 "q" values (2 * E2M1 in [-12, 12]; +-c << level in [-28, 28]) and summed
@@ -265,6 +265,74 @@ FP4SIM_HD uint32_t dot_ascend_hif4(const GemmParams& p, size_t i, size_t j, uint
   return f2u(acc);
 }
 
+// exact: C and every product of two elements and two scales summed exactly, one RN to FP32 (golden
+// dot_exact, SPEC §4): NaN anywhere or Inf * 0 gives NaN, +Inf and -Inf give NaN, an exact zero is
+// -0 only if C and every product are -0.
+FP4SIM_HD Dy exact_elem(const GemmParams& p, bool is_a, size_t row, size_t k, uint32_t w) {
+  const uint32_t code = (is_a ? p.a : p.b)[row * p.K + k];
+  if (!p.hif4) return decode_dy(is_a ? p.ea : p.eb, code);
+  // S1P2: sign bit 3, magnitude c = bits 2:0, value (+-c / 4) * 2^level; m = +-c, e = level, and the
+  // 2 mantissa bits of S1P2 are in the offset below.
+  const int cm = static_cast<int>(code & 7u);
+  Dy d{0, -126, kFinite, static_cast<uint8_t>((code >> 3) & 1u)};
+  if (cm != 0) {
+    d.m = d.neg ? -cm : cm;
+    d.e = hif4_level(w, static_cast<int>(k % static_cast<size_t>(p.block)));
+  }
+  return d;
+}
+
+FP4SIM_HD uint32_t dot_exact(const GemmParams& p, size_t i, size_t j, uint32_t cbits) {
+  if (is_nan_bits(cbits)) return kNaNBits;
+  bool pinf = false, ninf = false, nan = false;
+  if (is_inf_bits(cbits)) {
+    if (cbits >> 31) ninf = true;
+    else pinf = true;
+  }
+  bool all_neg_zero = cbits == 0x80000000u;
+  ExactDotSum acc;
+  acc.clear();
+  const size_t nblk = p.K / static_cast<size_t>(p.block);
+  const int off = p.ea.mbits + p.eb.mbits + 2 * p.sc.mbits;
+  for (size_t k = 0; k < p.K && !nan; ++k) {
+    const size_t bi = k / static_cast<size_t>(p.block);
+    const uint32_t wa = p.sa[i * nblk + bi], wb = p.sb[j * nblk + bi];
+    const Dy f[4] = {exact_elem(p, true, i, k, wa), exact_elem(p, false, j, k, wb), decode_dy(p.sc, wa & 0xFFu),
+                     decode_dy(p.sc, wb & 0xFFu)};
+    uint8_t neg = 0;
+    bool any_inf = false, any_zero = false;
+    for (int q = 0; q < 4; ++q) {
+      if (f[q].cls == kNaN) nan = true;
+      if (f[q].cls == kInf) any_inf = true;
+      if (f[q].cls == kFinite && f[q].m == 0) any_zero = true;
+      neg ^= f[q].neg;
+    }
+    if (nan) break;
+    if (any_inf) {
+      if (any_zero) nan = true;
+      else if (neg) ninf = true;
+      else pinf = true;
+      all_neg_zero = false;
+      continue;
+    }
+    if (any_zero) {
+      if (!neg) all_neg_zero = false;
+      continue;
+    }
+    all_neg_zero = false;
+    const int64_t m = static_cast<int64_t>(f[0].m) * f[1].m * f[2].m * f[3].m;  // |m| < 2^16
+    acc.add(m, f[0].e + f[1].e + f[2].e + f[3].e - off);
+  }
+  if (nan || (pinf && ninf)) return kNaNBits;
+  if (pinf) return kExpMask;
+  if (ninf) return 0xFF800000u;
+  acc.add_mag(cbits & 0x7FFFFFFFu, (cbits >> 31) != 0);
+  const uint32_t r = acc.round_fp32(0);
+  // +0 comes back for an exact zero (and for a positive sum below the subnormals, where some term was
+  // nonzero, so the sign rule gives +0 too).
+  return r == 0u && all_neg_zero ? 0x80000000u : r;
+}
+
 // fp32-seq: dequantize each element (element * scale, FP32 RN), then a sequential FP32 FMA chain.
 FP4SIM_HD float deq_elem(const GemmParams& p, bool is_a, size_t row, size_t k) {
   const uint8_t* codes = is_a ? p.a : p.b;
@@ -297,7 +365,8 @@ FP4SIM_HD uint32_t gemm_element(const GemmParams& p, size_t i, size_t j) {
     case kModelBlackwell: r = dot_blackwell(p, i, j, cbits); break;
     case kModelAscendHif4: r = dot_ascend_hif4(p, i, j, cbits); break;
     case kModelFp32Seq: r = dot_fp32seq(p, i, j, cbits); break;
-    default: r = kNaNBits; break;  // exact: not offered by the GPU target (gpu.hpp cannot_run)
+    case kModelExact: r = dot_exact(p, i, j, cbits); break;
+    default: r = kNaNBits; break;  // no other model ids exist
   }
   if (is_nan_bits(r)) r = kNaNBits;
   const float out = p.alpha * u2f(r);
