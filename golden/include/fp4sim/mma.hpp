@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "fp4sim/exact.hpp"
 #include "fp4sim/format.hpp"
 
 namespace fp4sim {
@@ -100,11 +101,12 @@ std::vector<float> gemm(const MmaConfig& cfg, Model model, size_t M, size_t N, s
 // ---- building blocks, exposed for the tests ----
 
 // Exact fixed-point "superaccumulator" for sums of m * 2^e (|m| < 2^32, -352 <= e, e + 32 <= 416):
-// 32-bit digits held in int64 limbs, so an add touches two limbs and never carries.
+// exact.hpp's ExactDotSum (the same code the CUDA kernels run) with a range check and periodic
+// normalization, so that any number of adds is safe.
 class ExactAccumulator {
  public:
-  static constexpr int kLsbExp = -352;
-  static constexpr int kDigits = 24;  // covers 2^-352 .. 2^416
+  static constexpr int kLsbExp = ExactDotSum::kLsb;
+  static constexpr int kDigits = ExactDotSum::kDigits;  // covers 2^-352 .. 2^416
   void clear();
   void add(int64_t m, int e);         // += m * 2^e; throws std::out_of_range outside the range
   void add_float(float x);            // += x (finite)
@@ -114,14 +116,11 @@ class ExactAccumulator {
   uint32_t round_fp32(bool rn);
 
  private:
-  void normalize();
-  std::array<int64_t, kDigits + 1> limb_{};
+  ExactDotSum sum_{};
   uint32_t pending_ = 0;  // adds since the last normalize
 };
 
-// Rounds the value (-1)^neg * mag * 2^e0 (+ a nonzero tail below bit 0 when sticky) to FP32 bits,
-// RN-even or toward zero, with subnormals; |result| >= 2^128 (after rounding) gives +-Inf. A nonzero
-// value rounding to zero gives a signed zero (RN) / +0 (RZ, as MMA-Sim's integer truncation does).
-uint32_t round_to_fp32(bool neg, uint64_t mag, int e0, bool sticky, bool rn);
+// round_to_fp32 (exact.hpp): (-1)^neg * mag * 2^e0 (+ sticky tail) to FP32 bits, RN-even or toward
+// zero, with subnormals and overflow to +-Inf.
 
 }  // namespace fp4sim
