@@ -123,7 +123,7 @@ namespace {
 
 constexpr uint32_t kNaNBits = 0x7FFFFFFFu;  // the canonical NaN every model returns
 
-enum : uint8_t { kFinite = 0, kInf = 1, kNaN = 2 };
+enum : uint8_t { kFinite = kClassFinite, kInf = kClassInf, kNaN = kClassNaN };  // exact.hpp's classes
 
 // Value = m * 2^(e - mbits(format)). e is the exponent MMA-Sim's extract_significand_exponent gives:
 // unbiased, the format's minimum for subnormals, and -126 for a zero (SPEC §4 "details").
@@ -477,47 +477,14 @@ uint32_t dot_ascend_hif4(const Ctx& c, const RowView& a, const RowView& b, size_
 
 uint32_t dot_exact(const Ctx& c, const RowView& a, const RowView& b, size_t K, uint32_t cbits) {
   if (is_nan_bits(cbits)) return kNaNBits;
-  bool pinf = false, ninf = false, nan = false;
-  if (is_inf_bits(cbits)) ((cbits >> 31) ? ninf : pinf) = true;
-  // IEEE sum-of-zeros rule: the result is -0 only if every term (C and all products) is -0.
-  bool all_neg_zero = cbits == 0x80000000u;
-  ExactAccumulator acc;
+  ExactDot<ExactAccumulator> dot;  // exact.hpp: the same code as the kernels' exact model
+  dot.start(cbits);
   const int off = c.mb_a + c.mb_b + 2 * c.mb_s;
-  for (size_t k = 0; k < K; ++k) {
+  for (size_t k = 0; k < K && !dot.nan; ++k) {
     const size_t bi = k / static_cast<size_t>(c.block);
-    const Dy* f[4] = {&a.el[k], &b.el[k], &a.sc[bi], &b.sc[bi]};
-    uint8_t neg = 0;
-    bool any_inf = false, any_zero = false;
-    for (const Dy* d : f) {
-      if (d->cls == kNaN) nan = true;
-      if (d->cls == kInf) any_inf = true;
-      if (d->cls == kFinite && d->m == 0) any_zero = true;
-      neg ^= d->neg;
-    }
-    if (nan) continue;
-    if (any_inf) {
-      if (any_zero) {
-        nan = true;
-      } else {
-        (neg ? ninf : pinf) = true;
-      }
-      all_neg_zero = false;
-      continue;
-    }
-    if (any_zero) {
-      if (!neg) all_neg_zero = false;
-      continue;
-    }
-    all_neg_zero = false;
-    const int64_t m = static_cast<int64_t>(f[0]->m) * f[1]->m * f[2]->m * f[3]->m;  // < 2^16
-    acc.add(m, f[0]->e + f[1]->e + f[2]->e + f[3]->e - off);
+    dot.term(a.el[k], b.el[k], a.sc[bi], b.sc[bi], off);
   }
-  if (nan || (pinf && ninf)) return kNaNBits;
-  if (pinf) return 0x7F800000u;
-  if (ninf) return 0xFF800000u;
-  if (!is_inf_bits(cbits)) acc.add_float(std::bit_cast<float>(cbits));
-  if (acc.is_zero()) return all_neg_zero ? 0x80000000u : 0u;
-  return acc.round_fp32(true);
+  return dot.finish(cbits);
 }
 
 uint32_t dot_fp32seq(const RowView& a, const RowView& b, size_t K, uint32_t cbits) {

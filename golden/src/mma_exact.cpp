@@ -29,8 +29,12 @@ void ExactAccumulator::add(int64_t m, int e) {
 
 void ExactAccumulator::add_float(float x) {
   const uint32_t u = std::bit_cast<uint32_t>(x);
-  if ((u & 0x7F800000u) == 0x7F800000u) throw std::invalid_argument("ExactAccumulator::add_float: non-finite value");
-  sum_.add_mag(u & 0x7FFFFFFFu, (u >> 31) != 0);
+  add_mag(u & 0x7FFFFFFFu, (u >> 31) != 0);
+}
+
+void ExactAccumulator::add_mag(uint32_t ab, bool neg) {
+  if (ab >= 0x7F800000u) throw std::invalid_argument("ExactAccumulator: non-finite value");
+  sum_.add_mag(ab, neg);
   if (++pending_ >= (1u << 29)) {
     sum_.normalize();
     pending_ = 0;
@@ -46,7 +50,7 @@ int ExactAccumulator::sign() {
 
 uint32_t ExactAccumulator::round_fp32(bool rn) {
   ExactDotSum s = sum_;  // rounding normalizes and may negate: keep the accumulator as it was
-  return s.round_fp32(0, rn);
+  return s.round_fp32(rn);
 }
 
 }  // namespace fp4sim

@@ -108,9 +108,11 @@ struct ExactSum {
       if (limb[i] != 0) return 1;
     return 0;
   }
-  // The value times 2^scale_exp rounded once to FP32 bits, RN-even (rn) or toward zero; an exact zero
-  // gives +0. Leaves the sum normalized (and negated if it was negative).
-  FP4SIM_HD uint32_t round_fp32(int scale_exp = 0, bool rn = true) {
+  // The value rounded once to FP32 bits, RN-even (rn) or toward zero; an exact zero gives +0. Leaves
+  // the sum normalized (and negated if it was negative).
+  FP4SIM_HD uint32_t round_fp32(bool rn = true) { return round_fp32_scaled(0, rn); }
+  // The same for the value times 2^scale_exp.
+  FP4SIM_HD uint32_t round_fp32_scaled(int scale_exp, bool rn) {
     normalize();
     const bool neg = limb[kDigits] < 0;
     if (neg) {  // negate the two's-complement multiword value, then normalize again
@@ -135,6 +137,68 @@ struct ExactSum {
       for (int i = 0; i < t - 1; ++i) sticky = sticky || limb[i] != 0;
     }
     return round_to_fp32(neg, window, e0 + scale_exp, sticky, rn);
+  }
+};
+
+// Value classes of a decoded factor (golden's and the kernels' decoded-code structs use these).
+enum : uint8_t { kClassFinite = 0, kClassInf = 1, kClassNaN = 2 };
+
+// The exact MMA model's dot product D = RN(C + sum of products of four decoded factors: two elements,
+// two scales), with the IEEE rules: a NaN factor or Inf * 0 gives NaN, +Inf and -Inf together give
+// NaN, an exact zero is -0 only if C and every product are -0. Acc is an exact accumulator (clear,
+// add(m, e), add_mag(bits, neg), round_fp32(rn)): ExactDotSum in the kernels, golden's range-checked
+// ExactAccumulator on the host. A NaN C is the caller's early exit (canonical NaN).
+template <class Acc>
+struct ExactDot {
+  Acc acc;
+  bool pinf = false, ninf = false, nan = false, all_neg_zero = false;
+
+  FP4SIM_HD void start(uint32_t cbits) {
+    acc.clear();
+    const bool c_inf = (cbits & 0x7FFFFFFFu) == 0x7F800000u;
+    pinf = c_inf && !(cbits >> 31);
+    ninf = c_inf && (cbits >> 31);
+    nan = false;
+    all_neg_zero = cbits == 0x80000000u;
+  }
+  // One product f0 * f1 * f2 * f3 * 2^-off; each factor has a signed significand m, exponent e, a
+  // class cls and a sign neg (zeros keep their sign there).
+  template <class D>
+  FP4SIM_HD void term(const D& f0, const D& f1, const D& f2, const D& f3, int off) {
+    if (nan) return;  // final
+    const D* f[4] = {&f0, &f1, &f2, &f3};
+    bool any_inf = false, any_zero = false, neg = false;
+    for (int q = 0; q < 4; ++q) {
+      if (f[q]->cls == kClassNaN) nan = true;
+      if (f[q]->cls == kClassInf) any_inf = true;
+      if (f[q]->cls == kClassFinite && f[q]->m == 0) any_zero = true;
+      neg = neg != (f[q]->neg != 0);
+    }
+    if (nan) return;
+    if (any_inf) {
+      if (any_zero) nan = true;
+      else if (neg) ninf = true;
+      else pinf = true;
+      all_neg_zero = false;
+      return;
+    }
+    if (any_zero) {
+      if (!neg) all_neg_zero = false;
+      return;
+    }
+    all_neg_zero = false;
+    const int64_t m = static_cast<int64_t>(f0.m) * f1.m * f2.m * f3.m;  // |m| < 2^16
+    acc.add(m, f0.e + f1.e + f2.e + f3.e - off);
+  }
+  FP4SIM_HD uint32_t finish(uint32_t cbits) {
+    if (nan || (pinf && ninf)) return 0x7FFFFFFFu;
+    if (pinf) return 0x7F800000u;
+    if (ninf) return 0xFF800000u;
+    acc.add_mag(cbits & 0x7FFFFFFFu, (cbits >> 31) != 0);  // C is finite here
+    const uint32_t r = acc.round_fp32(true);
+    // +0 comes back for an exact zero, and for a positive sum below the subnormals (where a nonzero
+    // term exists, so the sign rule gives +0 too).
+    return r == 0u && all_neg_zero ? 0x80000000u : r;
   }
 };
 

@@ -18,8 +18,12 @@
 namespace fp4sim::gpu::hd {
 
 using fp4sim::clz64;
+using fp4sim::ExactDot;
 using fp4sim::ExactDotSum;
 using fp4sim::ExactFloatSum;
+using fp4sim::kClassFinite;
+using fp4sim::kClassInf;
+using fp4sim::kClassNaN;
 using fp4sim::round_to_fp32;
 
 FP4SIM_HD uint32_t f2u(float f) {

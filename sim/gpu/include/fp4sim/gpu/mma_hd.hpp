@@ -27,7 +27,7 @@ struct Fmt {
   uint8_t special;
 };
 
-enum : uint8_t { kFinite = 0, kInf = 1, kNaN = 2 };
+enum : uint8_t { kFinite = kClassFinite, kInf = kClassInf, kNaN = kClassNaN };  // golden exact.hpp's classes
 
 // Value = m * 2^(e - mbits), e as MMA-Sim's extract_significand_exponent gives it (the format's
 // minimum for subnormals, -126 for a zero), as golden mma.cpp's Dy.
@@ -265,9 +265,8 @@ FP4SIM_HD uint32_t dot_ascend_hif4(const GemmParams& p, size_t i, size_t j, uint
   return f2u(acc);
 }
 
-// exact: C and every product of two elements and two scales summed exactly, one RN to FP32 (golden
-// dot_exact, SPEC §4): NaN anywhere or Inf * 0 gives NaN, +Inf and -Inf give NaN, an exact zero is
-// -0 only if C and every product are -0.
+// exact: C and every product of two elements and two scales summed exactly, one RN to FP32 (SPEC §4;
+// the special-value rules are exact.hpp's ExactDot, shared with golden dot_exact).
 FP4SIM_HD Dy exact_elem(const GemmParams& p, bool is_a, size_t row, size_t k, uint32_t w) {
   const uint32_t code = (is_a ? p.a : p.b)[row * p.K + k];
   if (!p.hif4) return decode_dy(is_a ? p.ea : p.eb, code);
@@ -284,53 +283,17 @@ FP4SIM_HD Dy exact_elem(const GemmParams& p, bool is_a, size_t row, size_t k, ui
 
 FP4SIM_HD uint32_t dot_exact(const GemmParams& p, size_t i, size_t j, uint32_t cbits) {
   if (is_nan_bits(cbits)) return kNaNBits;
-  bool pinf = false, ninf = false, nan = false;
-  if (is_inf_bits(cbits)) {
-    if (cbits >> 31) ninf = true;
-    else pinf = true;
-  }
-  bool all_neg_zero = cbits == 0x80000000u;
-  ExactDotSum acc;
-  acc.clear();
+  ExactDot<ExactDotSum> dot;  // golden's exact.hpp: the same code as golden dot_exact
+  dot.start(cbits);
   const size_t nblk = p.K / static_cast<size_t>(p.block);
   const int off = p.ea.mbits + p.eb.mbits + 2 * p.sc.mbits;
-  for (size_t k = 0; k < p.K && !nan; ++k) {
+  for (size_t k = 0; k < p.K && !dot.nan; ++k) {
     const size_t bi = k / static_cast<size_t>(p.block);
     const uint32_t wa = p.sa[i * nblk + bi], wb = p.sb[j * nblk + bi];
-    const Dy f[4] = {exact_elem(p, true, i, k, wa), exact_elem(p, false, j, k, wb), decode_dy(p.sc, wa & 0xFFu),
-                     decode_dy(p.sc, wb & 0xFFu)};
-    uint8_t neg = 0;
-    bool any_inf = false, any_zero = false;
-    for (int q = 0; q < 4; ++q) {
-      if (f[q].cls == kNaN) nan = true;
-      if (f[q].cls == kInf) any_inf = true;
-      if (f[q].cls == kFinite && f[q].m == 0) any_zero = true;
-      neg ^= f[q].neg;
-    }
-    if (nan) break;
-    if (any_inf) {
-      if (any_zero) nan = true;
-      else if (neg) ninf = true;
-      else pinf = true;
-      all_neg_zero = false;
-      continue;
-    }
-    if (any_zero) {
-      if (!neg) all_neg_zero = false;
-      continue;
-    }
-    all_neg_zero = false;
-    const int64_t m = static_cast<int64_t>(f[0].m) * f[1].m * f[2].m * f[3].m;  // |m| < 2^16
-    acc.add(m, f[0].e + f[1].e + f[2].e + f[3].e - off);
+    dot.term(exact_elem(p, true, i, k, wa), exact_elem(p, false, j, k, wb), decode_dy(p.sc, wa & 0xFFu),
+             decode_dy(p.sc, wb & 0xFFu), off);
   }
-  if (nan || (pinf && ninf)) return kNaNBits;
-  if (pinf) return kExpMask;
-  if (ninf) return 0xFF800000u;
-  acc.add_mag(cbits & 0x7FFFFFFFu, (cbits >> 31) != 0);
-  const uint32_t r = acc.round_fp32(0);
-  // +0 comes back for an exact zero (and for a positive sum below the subnormals, where some term was
-  // nonzero, so the sign rule gives +0 too).
-  return r == 0u && all_neg_zero ? 0x80000000u : r;
+  return dot.finish(cbits);
 }
 
 // fp32-seq: dequantize each element (element * scale, FP32 RN), then a sequential FP32 FMA chain.

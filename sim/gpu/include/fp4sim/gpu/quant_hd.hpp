@@ -222,7 +222,7 @@ FP4SIM_HD float rht16_output(const float* x, uint32_t sign_mask, int j, bool to_
   if (nan || (pinf && ninf)) y = u2f(0x7FC00000u);
   else if (pinf) y = u2f(kExpMask);
   else if (ninf) y = u2f(0xFF800000u);
-  else y = u2f(acc.round_fp32(-2));  // 1/sqrt(16) = 2^-2
+  else y = u2f(acc.round_fp32_scaled(-2, true));  // 1/sqrt(16) = 2^-2
   return to_bf16 ? bf16_round(y) : y;
 }
 
