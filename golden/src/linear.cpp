@@ -17,8 +17,6 @@ namespace fp4sim {
 
 namespace {
 
-constexpr uint32_t kNaNBits = 0x7FFFFFFFu;  // canonical NaN, as every MMA model returns it
-
 float canonical(float v) { return std::isnan(v) ? std::bit_cast<float>(kNaNBits) : v; }
 
 // Runs body(r0, r1) over [0, rows) split into contiguous ranges, one per thread. Every output

@@ -9,6 +9,7 @@
 #include <string>
 #include <thread>
 
+#include "fp4sim/mma_core.hpp"
 #include "fp4sim/quant.hpp"
 
 namespace fp4sim {
@@ -120,8 +121,6 @@ MmaConfig make_mma_config(MmaKindId kind, const ElemFormat* elem_a, const ElemFo
 // Decoding: every element and scale code as a dyadic m * 2^(e - mbits)
 
 namespace {
-
-constexpr uint32_t kNaNBits = 0x7FFFFFFFu;  // the canonical NaN every model returns
 
 enum : uint8_t { kFinite = kClassFinite, kInf = kClassInf, kNaN = kClassNaN };  // exact.hpp's classes
 
@@ -296,104 +295,9 @@ void decode_rows(const Ctx& c, bool is_a, const uint8_t* codes, const uint32_t* 
 }
 
 // ---------------------------------------------------------------------------------------------
-// Helpers on FP32 bits
-
-bool is_nan_bits(uint32_t u) { return (u & 0x7FFFFFFFu) > 0x7F800000u; }
-bool is_inf_bits(uint32_t u) { return (u & 0x7FFFFFFFu) == 0x7F800000u; }
-
-// C as m * 2^(e - 23), e as MMA-Sim's extract_significand_exponent gives for float32 (subnormals
-// and zero at -126).
-void split_c(uint32_t u, int64_t& m, int& e) {
-  const uint32_t ef = (u >> 23) & 0xFFu;
-  const int64_t mag = ef == 0 ? (u & 0x7FFFFFu) : ((u & 0x7FFFFFu) | 0x800000u);
-  m = (u >> 31) ? -mag : mag;
-  e = ef == 0 ? -126 : static_cast<int>(ef) - 127;
-}
-
-// trunc(v * 2^s): an exact shift left, or a shift right toward zero.
-inline int64_t shift_trunc(int64_t v, int s) {
-  if (s >= 0) return v * (int64_t{1} << s);  // callers keep |v| * 2^s < 2^62
-  if (s <= -63) return 0;
-  const uint64_t a = v < 0 ? static_cast<uint64_t>(-v) : static_cast<uint64_t>(v);
-  const int64_t t = static_cast<int64_t>(a >> -s);
-  return v < 0 ? -t : t;
-}
-
-// ---------------------------------------------------------------------------------------------
 // Blackwell (MMA-Sim nv_fused_dot_add_with_block_scale / nv_fused_dot_add)
 
-// Grouped kinds (mxf4, mxf4nvf4): one instruction. s4[g] = exact sum of the group's products
-// times 4 (products of 2 * E2M1 values); sa / sb = the instruction's K / block scales.
-uint32_t bw_grouped_step(const Ctx& c, const int32_t* s4, int ngroups, const Dy* sa, const Dy* sb,
-                         uint32_t cbits) {
-  const int nsc = c.k / c.block;
-  for (int i = 0; i < nsc; ++i) {
-    if (sa[i].cls == kNaN || sb[i].cls == kNaN) return kNaNBits;
-  }
-  if (is_nan_bits(cbits)) return kNaNBits;
-  // MMA-Sim raises on an infinite C here (math.trunc(inf)); fp4sim returns C (documented).
-  if (is_inf_bits(cbits)) return cbits;
-  int64_t mc;
-  int ec;
-  split_c(cbits, mc, ec);
-  // Group term: s * sig(sA) * sig(sB) with exponent exp(sA) + exp(sB); as integers
-  // N = s4 * mA * mB with value N * 2^(eA + eB - 2 - 2*mbits(scale)).
-  std::array<int64_t, 8> n{};
-  std::array<int, 8> e{};
-  int max_e = ec;
-  for (int g = 0; g < ngroups; ++g) {
-    const int si = g * c.group / c.block;
-    n[g] = static_cast<int64_t>(s4[g]) * sa[si].m * sb[si].m;
-    e[g] = sa[si].e + sb[si].e;
-    max_e = std::max(max_e, e[g]);  // also for an all-zero group (SPEC §4 details)
-  }
-  const int lsb = max_e - c.frac_bits;  // every term truncated to this grid, then summed exactly
-  int64_t t = shift_trunc(mc, ec - 23 - lsb);
-  const int off = 2 + 2 * c.mb_s;
-  for (int g = 0; g < ngroups; ++g) t += shift_trunc(n[g], e[g] - off - lsb);
-  if (t == 0) return 0u;  // +0.0, never -0.0
-  return round_to_fp32(t < 0, t < 0 ? static_cast<uint64_t>(-t) : static_cast<uint64_t>(t), lsb, false,
-                       false);
-}
-
-// Fused kind (mxf8f6f4): one instruction of c.k products with one scale per operand.
-uint32_t bw_fused_step(const Ctx& c, const Dy* ea, const Dy* eb, const Dy& sa, const Dy& sb,
-                       uint32_t cbits) {
-  // MMA-Sim first forms the float64 sum of all products and C: NaN -> NaN, +-Inf -> +-Inf.
-  // Every finite product and sum is far inside the double range, so this is exactly the IEEE
-  // outcome on the operands: NaN if any NaN (elements, scales, C), Inf * 0 or +Inf + -Inf.
-  if (sa.cls == kNaN || sb.cls == kNaN || is_nan_bits(cbits)) return kNaNBits;
-  bool pinf = false, ninf = false;
-  if (is_inf_bits(cbits)) ((cbits >> 31) ? ninf : pinf) = true;
-  for (int k = 0; k < c.k; ++k) {
-    const Dy& a = ea[k];
-    const Dy& b = eb[k];
-    if (a.cls == kFinite && b.cls == kFinite) continue;
-    if (a.cls == kNaN || b.cls == kNaN) return kNaNBits;
-    if ((a.cls == kFinite && a.m == 0) || (b.cls == kFinite && b.m == 0)) return kNaNBits;  // Inf * 0
-    ((a.neg ^ b.neg) ? ninf : pinf) = true;
-  }
-  if (pinf && ninf) return kNaNBits;
-  if (pinf) return 0x7F800000u;
-  if (ninf) return 0xFF800000u;
-
-  int64_t mc;
-  int ec;
-  split_c(cbits, mc, ec);
-  const int es = sa.e + sb.e;  // UE8M0: significand 1, the scales only add exponents
-  int max_e = ec;
-  for (int k = 0; k < c.k; ++k) max_e = std::max(max_e, ea[k].e + eb[k].e + es);  // zeros at -126
-  const int lsb = max_e - c.frac_bits;
-  int64_t t = shift_trunc(mc, ec - 23 - lsb);
-  const int off = c.mb_a + c.mb_b;
-  for (int k = 0; k < c.k; ++k) {
-    const int64_t p = static_cast<int64_t>(ea[k].m) * eb[k].m;
-    if (p != 0) t += shift_trunc(p, ea[k].e + eb[k].e + es - off - lsb);
-  }
-  if (t == 0) return 0u;
-  return round_to_fp32(t < 0, t < 0 ? static_cast<uint64_t>(-t) : static_cast<uint64_t>(t), lsb, false,
-                       false);
-}
+// The instruction steps are mma_core.hpp's bw_grouped_step / bw_fused_step (shared with the kernels).
 
 inline int32_t dot16(const int8_t* a, const int8_t* b) {
   int32_t s = 0;
@@ -419,7 +323,7 @@ uint32_t dot_blackwell(const Ctx& c, const RowView& a, const RowView& b, size_t 
         const size_t o = k0 + static_cast<size_t>(g * c.group);
         s4[g] = c.group == 16 ? dot16(a.q + o, b.q + o) : dot_n(a.q + o, b.q + o, c.group);
       }
-      cbits = bw_grouped_step(c, s4.data(), ng, a.sc + t * spi, b.sc + t * spi, cbits);
+      cbits = bw_grouped_step(c, s4.data(), a.sc + t * spi, b.sc + t * spi, cbits);
     } else {
       cbits = bw_fused_step(c, a.el + k0, b.el + k0, a.sc[t * spi], b.sc[t * spi], cbits);
     }

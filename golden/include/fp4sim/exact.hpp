@@ -13,6 +13,10 @@
 
 namespace fp4sim {
 
+inline constexpr uint32_t kNaNBits = 0x7FFFFFFFu;  // the canonical NaN every MMA model returns
+FP4SIM_HD bool is_nan_bits(uint32_t u) { return (u & 0x7FFFFFFFu) > 0x7F800000u; }
+FP4SIM_HD bool is_inf_bits(uint32_t u) { return (u & 0x7FFFFFFFu) == 0x7F800000u; }
+
 // Leading zeros of a nonzero 64-bit value.
 FP4SIM_HD int clz64(uint64_t v) {
 #if defined(__CUDA_ARCH__)
@@ -191,7 +195,7 @@ struct ExactDot {
     acc.add(m, f0.e + f1.e + f2.e + f3.e - off);
   }
   FP4SIM_HD uint32_t finish(uint32_t cbits) {
-    if (nan || (pinf && ninf)) return 0x7FFFFFFFu;
+    if (nan || (pinf && ninf)) return kNaNBits;
     if (pinf) return 0x7F800000u;
     if (ninf) return 0xFF800000u;
     acc.add_mag(cbits & 0x7FFFFFFFu, (cbits >> 31) != 0);  // C is finite here

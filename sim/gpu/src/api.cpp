@@ -95,6 +95,9 @@ hd::GemmParams make_params(const MmaConfig& cfg, Model model, size_t M, size_t N
   p.ea = fmt_of(*cfg.elem_a);
   p.eb = fmt_of(*cfg.elem_b);
   p.sc = fmt_of(*cfg.scale);
+  p.mb_a = cfg.elem_a->mbits;
+  p.mb_b = cfg.elem_b->mbits;
+  p.mb_s = cfg.scale->mbits;
   p.M = M;
   p.N = N;
   p.K = K;

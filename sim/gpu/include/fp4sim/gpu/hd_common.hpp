@@ -18,6 +18,9 @@
 namespace fp4sim::gpu::hd {
 
 using fp4sim::clz64;
+using fp4sim::is_inf_bits;
+using fp4sim::is_nan_bits;
+using fp4sim::kNaNBits;
 using fp4sim::ExactDot;
 using fp4sim::ExactDotSum;
 using fp4sim::ExactFloatSum;
@@ -61,10 +64,6 @@ template <class T>
 FP4SIM_HD T hmin(T a, T b) { return a < b ? a : b; }
 
 constexpr uint32_t kExpMask = 0x7F800000u;
-constexpr uint32_t kNaNBits = 0x7FFFFFFFu;  // the canonical NaN every MMA model returns
-
-FP4SIM_HD bool is_nan_bits(uint32_t u) { return (u & 0x7FFFFFFFu) > kExpMask; }
-FP4SIM_HD bool is_inf_bits(uint32_t u) { return (u & 0x7FFFFFFFu) == kExpMask; }
 
 // 2^e as a float for e in [-149, 127], built from the bits (exact; no libm).
 FP4SIM_HD float pow2f(int e) {

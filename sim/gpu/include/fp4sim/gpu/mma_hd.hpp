@@ -11,6 +11,7 @@
 #include <math.h>
 
 #include "fp4sim/gpu/hd_common.hpp"
+#include "fp4sim/mma_core.hpp"
 
 namespace fp4sim::gpu::hd {
 
@@ -85,6 +86,7 @@ struct GemmParams {
   int group;       // Blackwell group / HiF4 group
   int block;
   int frac_bits;
+  int mb_a, mb_b, mb_s;  // = ea.mbits, eb.mbits, sc.mbits (the shape mma_core.hpp's steps read)
   bool hif4;
   Fmt ea, eb, sc;  // element formats of A and B, scale format
   size_t M, N, K;
@@ -132,86 +134,7 @@ FP4SIM_HD int32_t qdot(const int8_t* a, const int8_t* b, int n) {
   return s;
 }
 
-FP4SIM_HD void split_c(uint32_t u, int64_t& m, int& e) {
-  const uint32_t ef = (u >> 23) & 0xFFu;
-  const int64_t mag = ef == 0 ? (u & 0x7FFFFFu) : ((u & 0x7FFFFFu) | 0x800000u);
-  m = (u >> 31) ? -mag : mag;
-  e = ef == 0 ? -126 : static_cast<int>(ef) - 127;
-}
-
-FP4SIM_HD int64_t shift_trunc(int64_t v, int s) {
-  if (s >= 0) return v * (int64_t{1} << s);
-  if (s <= -63) return 0;
-  const uint64_t a = v < 0 ? static_cast<uint64_t>(-v) : static_cast<uint64_t>(v);
-  const auto t = static_cast<int64_t>(a >> -s);
-  return v < 0 ? -t : t;
-}
-
-FP4SIM_HD uint32_t from_trunc_sum(int64_t t, int lsb) {
-  if (t == 0) return 0u;  // +0.0, never -0.0
-  return round_to_fp32(t < 0, t < 0 ? static_cast<uint64_t>(-t) : static_cast<uint64_t>(t), lsb, false, false);
-}
-
-// Blackwell grouped kinds (mxf4, mxf4nvf4), one instruction: s4 = exact group sums of q products.
-FP4SIM_HD uint32_t bw_grouped_step(const GemmParams& p, const int32_t* s4, const Dy* sa, const Dy* sb,
-                                   uint32_t cbits) {
-  const int nsc = p.k / p.block;
-  for (int i = 0; i < nsc; ++i)
-    if (sa[i].cls == kNaN || sb[i].cls == kNaN) return kNaNBits;
-  if (is_nan_bits(cbits)) return kNaNBits;
-  if (is_inf_bits(cbits)) return cbits;  // golden: an infinite C passes through (documented)
-  int64_t mc;
-  int ec;
-  split_c(cbits, mc, ec);
-  const int ng = p.k / p.group;
-  int64_t n[8];
-  int e[8];
-  int max_e = ec;
-  for (int g = 0; g < ng; ++g) {
-    const int si = g * p.group / p.block;
-    n[g] = static_cast<int64_t>(s4[g]) * sa[si].m * sb[si].m;
-    e[g] = sa[si].e + sb[si].e;
-    max_e = hmax(max_e, e[g]);  // also for an all-zero group
-  }
-  const int lsb = max_e - p.frac_bits;
-  int64_t t = shift_trunc(mc, ec - 23 - lsb);
-  const int off = 2 + 2 * p.sc.mbits;
-  for (int g = 0; g < ng; ++g) t += shift_trunc(n[g], e[g] - off - lsb);
-  return from_trunc_sum(t, lsb);
-}
-
-// Blackwell fused kind (mxf8f6f4), one instruction of p.k <= 32 products.
-FP4SIM_HD uint32_t bw_fused_step(const GemmParams& p, const Dy* ea, const Dy* eb, const Dy& sa, const Dy& sb,
-                                 uint32_t cbits) {
-  if (sa.cls == kNaN || sb.cls == kNaN || is_nan_bits(cbits)) return kNaNBits;
-  bool pinf = false, ninf = false;
-  if (is_inf_bits(cbits)) ((cbits >> 31) ? ninf : pinf) = true;
-  for (int k = 0; k < p.k; ++k) {
-    const Dy& a = ea[k];
-    const Dy& b = eb[k];
-    if (a.cls == kFinite && b.cls == kFinite) continue;
-    if (a.cls == kNaN || b.cls == kNaN) return kNaNBits;
-    if ((a.cls == kFinite && a.m == 0) || (b.cls == kFinite && b.m == 0)) return kNaNBits;  // Inf * 0
-    ((a.neg ^ b.neg) ? ninf : pinf) = true;
-  }
-  if (pinf && ninf) return kNaNBits;
-  if (pinf) return kExpMask;
-  if (ninf) return 0xFF800000u;
-  int64_t mc;
-  int ec;
-  split_c(cbits, mc, ec);
-  const int es = sa.e + sb.e;
-  int max_e = ec;
-  for (int k = 0; k < p.k; ++k) max_e = hmax(max_e, ea[k].e + eb[k].e + es);
-  const int lsb = max_e - p.frac_bits;
-  int64_t t = shift_trunc(mc, ec - 23 - lsb);
-  const int off = p.ea.mbits + p.eb.mbits;
-  for (int k = 0; k < p.k; ++k) {
-    const int64_t pr = static_cast<int64_t>(ea[k].m) * eb[k].m;
-    if (pr != 0) t += shift_trunc(pr, ea[k].e + eb[k].e + es - off - lsb);
-  }
-  return from_trunc_sum(t, lsb);
-}
+// The instruction steps: golden's mma_core.hpp (bw_grouped_step, bw_fused_step), compiled here too.
 
 FP4SIM_HD uint32_t dot_blackwell(const GemmParams& p, size_t i, size_t j, uint32_t cbits) {
   const size_t K = p.K, nblk = K / static_cast<size_t>(p.block);
