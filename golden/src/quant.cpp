@@ -530,12 +530,91 @@ FP4SIM_INLINE void hif4_codes(const float* __restrict x, const double* __restric
   }
 }
 
+const Hif4RecTable& hif4_recs() {
+  static const Hif4RecTable recs;
+  return recs;
+}
+
+#if defined(__x86_64__)
+// HiF4 half-up with AVX2: the same decisions as quantize_hif4's portable loop, as vector compares.
+// The 16 group maxima (unsigned max of |x| patterns, NaN above Inf, as abs_max_bits) come from
+// two in-lane shuffles; the levels are compares of exact double products (24 x 8 significant
+// bits), their bits collected with movemask: E1_8 bit kk = v8[kk] * REC >= 4, E1_16 bit j =
+// v16[j] * REC >= (E1_8 of j's half ? 4 : 2) (the portable loop's "* 0.5 >= 2"). Then the same
+// per-element loop (hif4_codes). tests: test_hif4 (reference differential, directed cases).
+__attribute__((target("avx2"))) void quantize_hif4_rna_avx2(const float* x, size_t n_blocks, uint8_t* codes,
+                                                            uint32_t* words) {
+  const Hif4RecTable& recs = hif4_recs();
+  const __m256i absm = _mm256_set1_epi32(0x7FFFFFFF);
+  const __m256i lane0_4 = _mm256_setr_epi32(0, 4, 0, 4, 0, 4, 0, 4);  // group maxima of one vector
+  const __m256d one = _mm256_set1_pd(1.0), half = _mm256_set1_pd(0.5);
+  const __m256d two = _mm256_set1_pd(2.0), four = _mm256_set1_pd(4.0);
+  alignas(32) std::array<double, 64> k;
+  alignas(32) std::array<double, 64> add;
+  add.fill(0.5);
+  for (size_t b = 0; b < n_blocks; ++b) {
+    const float* xb = x + b * 64;
+    uint8_t* cb = codes + b * 64;
+    // g[q] lanes 0, 1 = maxima of groups 2q, 2q+1 (elements 8q..8q+3, 8q+4..8q+7).
+    __m128i quad[4];  // quad[p] = maxima of groups 4p..4p+3
+    for (int p = 0; p < 4; ++p) {
+      __m256i g[2];
+      for (int h = 0; h < 2; ++h) {
+        __m256i a = _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb + 16 * p + 8 * h)), absm);
+        a = _mm256_max_epu32(a, _mm256_shuffle_epi32(a, 0x4E));
+        a = _mm256_max_epu32(a, _mm256_shuffle_epi32(a, 0xB1));
+        g[h] = _mm256_permutevar8x32_epi32(a, lane0_4);  // lanes 0, 1: the two groups
+      }
+      quad[p] = _mm_unpacklo_epi64(_mm256_castsi256_si128(g[0]), _mm256_castsi256_si128(g[1]));
+    }
+    __m128i mx = _mm_max_epu32(_mm_max_epu32(quad[0], quad[1]), _mm_max_epu32(quad[2], quad[3]));
+    mx = _mm_max_epu32(mx, _mm_shuffle_epi32(mx, 0x4E));
+    mx = _mm_max_epu32(mx, _mm_shuffle_epi32(mx, 0xB1));
+    const auto vmax_bits = static_cast<uint32_t>(_mm_cvtsi128_si32(mx));
+    if (vmax_bits >= kExpMask) {  // as the portable loop: NaN scale, zero codes
+      words[b] = kScaleNaN;
+      std::fill(cb, cb + 64, uint8_t{0});
+      continue;
+    }
+    const uint8_t e6m2 = vmax_bits == 0 ? uint8_t{0} : hif4_e6m2_code(u2f(vmax_bits));
+    const __m256d rec = _mm256_set1_pd(recs.rec[e6m2]);
+    uint32_t w = e6m2;
+    for (int p = 0; p < 4; ++p) {
+      // v16 of groups 4p..4p+3 as doubles, v8 of their two halves (groups 4p|4p+1, 4p+2|4p+3).
+      const __m256d v16 = _mm256_cvtps_pd(_mm_castsi128_ps(quad[p]));
+      const __m128i m8 = _mm_max_epu32(quad[p], _mm_shuffle_epi32(quad[p], 0xB1));  // lanes 0, 2
+      const __m256d v8 = _mm256_cvtps_pd(_mm_castsi128_ps(m8));                     // lanes 0, 2 used
+      const __m256d l2 = _mm256_cmp_pd(_mm256_mul_pd(v8, rec), four, _CMP_GE_OQ);
+      const __m256d l2g = _mm256_permute4x64_pd(l2, 0xA0);  // lane 0 -> groups 0, 1; lane 2 -> 2, 3
+      const __m256d l3 = _mm256_cmp_pd(_mm256_mul_pd(v16, rec), _mm256_blendv_pd(two, four, l2g), _CMP_GE_OQ);
+      const int l2bits = _mm256_movemask_pd(l2), l3bits = _mm256_movemask_pd(l3);
+      w |= static_cast<uint32_t>((l2bits & 1) | ((l2bits >> 1) & 2)) << (8 + 2 * p);
+      w |= static_cast<uint32_t>(l3bits) << (16 + 4 * p);
+      // k = REC * 2^(2 - level) per group: 4, halved once per level bit (exact).
+      __m256d kg = _mm256_mul_pd(_mm256_mul_pd(rec, four), _mm256_blendv_pd(one, half, l2g));
+      kg = _mm256_mul_pd(kg, _mm256_blendv_pd(one, half, l3));
+      alignas(32) double kl[4];
+      _mm256_store_pd(kl, kg);
+      for (int j = 0; j < 4; ++j) _mm256_store_pd(k.data() + 16 * p + 4 * j, _mm256_set1_pd(kl[j]));
+    }
+    words[b] = w;
+    hif4_codes(xb, k.data(), add.data(), cb);
+  }
+}
+#endif
+
 }  // namespace
 
 FP4SIM_HOT void quantize_hif4(const float* x, size_t n_blocks, const QuantOptions& opt, uint8_t* codes, uint32_t* words,
                    uint64_t first_index) {
-  static const Hif4RecTable recs;
   const bool sr = opt.rounding == Rounding::Sr;
+#if defined(__x86_64__)
+  if (kHaveAvx2 && !sr) {
+    quantize_hif4_rna_avx2(x, n_blocks, codes, words);
+    return;
+  }
+#endif
+  const Hif4RecTable& recs = hif4_recs();
   std::array<uint8_t, 64> rb{};
   std::array<double, 64> add, k;
   add.fill(0.5);
