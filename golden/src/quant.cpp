@@ -63,28 +63,32 @@ FP4SIM_INLINE uint32_t e2m1_rne_mag(uint32_t ab) {
 }
 
 #if defined(__x86_64__)
-// 16 E2M1 codes with AVX2: the same threshold compares on the FP32 patterns as e2m1_rne_mag
-// (`>= t` written as `> t - 1`), eight lanes at a time, packed to bytes. GCC's auto-vectorized
-// form of the scalar loop runs at less than half this rate; test_quant_fast checks equality.
+// 16 E2M1 codes with AVX2, eight lanes at a time, packed to bytes; equal to e2m1_rne_mag with the
+// input's sign (test_quant_fast checks every 251st FP32 pattern). |v| >= 1: RNE of the FP32 pattern
+// at one mantissa bit (add 2^21 - 1 plus the kept bit), whose exponent and bit are the code plus
+// 252, capped at 7 (saturation; Inf and NaN patterns land above 7 too). |v| < 1: the code is
+// RN-even(2 |v|) in {0, 1, 2}, which the conversion gives (MXCSR round-to-nearest-even). Sign:
+// x < 0, not -0.0 and not NaN, i.e. INT_MIN < bits(x) <= bits(-Inf) as signed integers.
+// GCC's auto-vectorized form of the scalar loop runs at less than half this rate.
 #define FP4SIM_SET1(f) _mm256_set1_epi32(static_cast<int>(std::bit_cast<uint32_t>(f)))
 __attribute__((target("avx2"), always_inline)) inline void e2m1_rne_16_avx2_inl(const float* x, float inv,
                                                                                 uint8_t* out) {
   const __m256 vinv = _mm256_set1_ps(inv);
-  const __m256i absm = _mm256_set1_epi32(0x7FFFFFFF), expm = _mm256_set1_epi32(0x7F800000);
-  const __m256i zero = _mm256_setzero_si256(), one = _mm256_set1_epi32(1), eight = _mm256_set1_epi32(8);
-  const __m256i t[7] = {FP4SIM_SET1(0.25f), _mm256_sub_epi32(FP4SIM_SET1(0.75f), one), FP4SIM_SET1(1.25f),
-                        _mm256_sub_epi32(FP4SIM_SET1(1.75f), one), FP4SIM_SET1(2.5f),
-                        _mm256_sub_epi32(FP4SIM_SET1(3.5f), one), FP4SIM_SET1(5.0f)};
+  const __m256i absm = _mm256_set1_epi32(0x7FFFFFFF), one_bit = _mm256_set1_epi32(1);
+  const __m256i half_ulp = _mm256_set1_epi32(0x1FFFFF), bias = _mm256_set1_epi32(252), seven = _mm256_set1_epi32(7);
+  const __m256i below_one = _mm256_sub_epi32(FP4SIM_SET1(1.0f), one_bit);  // |v| >= 1 <=> bits > this
+  const __m256i int_min = _mm256_set1_epi32(INT32_MIN), neg_inf_next = _mm256_set1_epi32(static_cast<int>(0xFF800001u));
+  const __m256i eight = _mm256_set1_epi32(8);
   __m256i c[2];
   for (int h = 0; h < 2; ++h) {
     const __m256 xv = _mm256_loadu_ps(x + 8 * h);
     const __m256i ab = _mm256_and_si256(_mm256_castps_si256(_mm256_mul_ps(xv, vinv)), absm);
-    __m256i m = zero;
-    for (const __m256i& tk : t) m = _mm256_sub_epi32(m, _mm256_cmpgt_epi32(ab, tk));  // compare = -1
-    const __m256i xb = _mm256_castps_si256(xv), ax = _mm256_and_si256(xb, absm);
-    __m256i neg = _mm256_cmpgt_epi32(zero, xb);                        // sign bit set
-    neg = _mm256_andnot_si256(_mm256_cmpeq_epi32(ax, zero), neg);      // not -0.0
-    neg = _mm256_andnot_si256(_mm256_cmpgt_epi32(ax, expm), neg);      // not NaN
+    __m256i norm = _mm256_add_epi32(ab, _mm256_add_epi32(half_ulp, _mm256_and_si256(_mm256_srli_epi32(ab, 22), one_bit)));
+    norm = _mm256_min_epu32(_mm256_sub_epi32(_mm256_srli_epi32(norm, 22), bias), seven);
+    const __m256i sub = _mm256_cvtps_epi32(_mm256_add_ps(_mm256_castsi256_ps(ab), _mm256_castsi256_ps(ab)));
+    const __m256i m = _mm256_blendv_epi8(sub, norm, _mm256_cmpgt_epi32(ab, below_one));
+    const __m256i xb = _mm256_castps_si256(xv);
+    const __m256i neg = _mm256_and_si256(_mm256_cmpgt_epi32(xb, int_min), _mm256_cmpgt_epi32(neg_inf_next, xb));
     c[h] = _mm256_or_si256(m, _mm256_and_si256(neg, eight));
   }
   __m256i p = _mm256_permute4x64_epi64(_mm256_packs_epi32(c[0], c[1]), 0xD8);
@@ -372,22 +376,68 @@ void nvfp4_quantize_block(const float* xb, size_t n, float inv, const QuantOptio
 }
 
 #if defined(__x86_64__)
-// The common NVFP4 case with AVX2: per block, the NaN-ignoring amax of 16 values as an unsigned
-// max of FP32 patterns (NaN patterns zeroed), the scalar scale chain, then 16 codes.
+// UE4M3 codes of eight non-negative floats (or +Inf): ue4m3_rne_sat on eight lanes (the same
+// subnormal / normal candidates and selects; the conversion rounds to nearest even, MXCSR default).
+__attribute__((target("avx2"), always_inline)) inline __m256i ue4m3_rne_sat_8(__m256 f) {
+  const __m256i sub = _mm256_cvtps_epi32(_mm256_mul_ps(f, _mm256_set1_ps(512.0f)));
+  __m256i u = _mm256_castps_si256(f);
+  u = _mm256_add_epi32(u, _mm256_add_epi32(_mm256_set1_epi32(0x7FFFF),
+                                           _mm256_and_si256(_mm256_srli_epi32(u, 20), _mm256_set1_epi32(1))));
+  const __m256i norm = _mm256_or_si256(
+      _mm256_slli_epi32(_mm256_sub_epi32(_mm256_srli_epi32(u, 23), _mm256_set1_epi32(120)), 3),
+      _mm256_and_si256(_mm256_srli_epi32(u, 20), _mm256_set1_epi32(7)));
+  const __m256i code = _mm256_blendv_epi8(norm, sub, _mm256_castps_si256(_mm256_cmp_ps(f, _mm256_set1_ps(0x1p-6f), _CMP_LT_OQ)));
+  return _mm256_blendv_epi8(code, _mm256_set1_epi32(0x7E),
+                            _mm256_castps_si256(_mm256_cmp_ps(f, _mm256_set1_ps(448.0f), _CMP_GT_OQ)));
+}
+
+// Eight lanes whose unsigned max is the 16-value block's NaN-ignoring amax pattern.
+__attribute__((target("avx2"), always_inline)) inline __m256i nvfp4_block_max_8(const float* xb, __m256i absm,
+                                                                                __m256i expm) {
+  __m256i a0 = _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb)), absm);
+  __m256i a1 = _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb + 8)), absm);
+  a0 = _mm256_andnot_si256(_mm256_cmpgt_epi32(a0, expm), a0);  // NaN -> 0 (fmaxf ignores NaN)
+  a1 = _mm256_andnot_si256(_mm256_cmpgt_epi32(a1, expm), a1);
+  return _mm256_max_epu32(a0, a1);
+}
+
+// The common NVFP4 case with AVX2, eight blocks at a time: each block's NaN-ignoring amax as an
+// unsigned max of FP32 patterns (NaN patterns zeroed), the eight maxima gathered into one vector by
+// an unpack / max tree, the scale chain (amax * S_enc/6, UE4M3 RNE) on eight lanes, then 16 codes
+// per block. A tail of fewer than eight blocks takes the scalar chain.
 __attribute__((target("avx2"))) void nvfp4_rne_1x16_avx2(const float* __restrict x, size_t n_blocks,
                                                          Nvfp4TensorScale ts, uint8_t* __restrict codes,
                                                          uint8_t* __restrict scales) {
   const __m256i absm = _mm256_set1_epi32(0x7FFFFFFF), expm = _mm256_set1_epi32(0x7F800000);
   std::array<float, 128> inv_of;  // the inverse depends only on the code: one division per code
   for (uint32_t c = 0; c < 127; ++c) inv_of[c] = nvfp4_inverse(c, ts);
-  for (size_t b = 0; b < n_blocks; ++b) {
+  const float mult = ts.s_enc * (1.0f / 6.0f);  // nvfp4_scale_code's factor
+  size_t b = 0;
+  for (; b + 8 <= n_blocks; b += 8) {
+    const float* xc = x + b * 16;
+    __m256i m[8];
+    for (int i = 0; i < 8; ++i) m[i] = nvfp4_block_max_8(xc + 16 * i, absm, expm);
+    // Reduce eight vectors to one lane each: after the tree, lane i of r holds block i's max.
+    __m256i p[4];
+    for (int i = 0; i < 4; ++i)
+      p[i] = _mm256_max_epu32(_mm256_unpacklo_epi32(m[2 * i], m[2 * i + 1]),
+                              _mm256_unpackhi_epi32(m[2 * i], m[2 * i + 1]));  // blocks 2i, 2i+1 interleaved
+    const __m256i q0 = _mm256_max_epu32(_mm256_unpacklo_epi64(p[0], p[1]), _mm256_unpackhi_epi64(p[0], p[1]));
+    const __m256i q1 = _mm256_max_epu32(_mm256_unpacklo_epi64(p[2], p[3]), _mm256_unpackhi_epi64(p[2], p[3]));
+    // q0: lanes (0,1,2,3 | 0,1,2,3) = partial maxima of blocks 0..3 in each 128-bit half; q1 likewise 4..7.
+    const __m256i r = _mm256_max_epu32(_mm256_permute2x128_si256(q0, q1, 0x20), _mm256_permute2x128_si256(q0, q1, 0x31));
+    const __m256i code = ue4m3_rne_sat_8(_mm256_mul_ps(_mm256_castsi256_ps(r), _mm256_set1_ps(mult)));
+    alignas(32) uint32_t c8[8];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(c8), code);
+    for (int i = 0; i < 8; ++i) {
+      scales[b + static_cast<size_t>(i)] = static_cast<uint8_t>(c8[i]);
+      e2m1_rne_16_avx2_inl(xc + 16 * i, inv_of[c8[i]], codes + (b + static_cast<size_t>(i)) * 16);
+    }
+  }
+  for (; b < n_blocks; ++b) {
     const float* xb = x + b * 16;
-    __m256i a0 = _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb)), absm);
-    __m256i a1 = _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb + 8)), absm);
-    a0 = _mm256_andnot_si256(_mm256_cmpgt_epi32(a0, expm), a0);  // NaN -> 0 (fmaxf ignores NaN)
-    a1 = _mm256_andnot_si256(_mm256_cmpgt_epi32(a1, expm), a1);
-    __m128i m = _mm_max_epu32(_mm256_castsi256_si128(_mm256_max_epu32(a0, a1)),
-                              _mm256_extracti128_si256(_mm256_max_epu32(a0, a1), 1));
+    const __m256i mm = nvfp4_block_max_8(xb, absm, expm);
+    __m128i m = _mm_max_epu32(_mm256_castsi256_si128(mm), _mm256_extracti128_si256(mm, 1));
     m = _mm_max_epu32(m, _mm_shuffle_epi32(m, 0x4E));
     m = _mm_max_epu32(m, _mm_shuffle_epi32(m, 0xB1));
     const uint8_t code = nvfp4_scale_code(u2f(static_cast<uint32_t>(_mm_cvtsi128_si32(m))), ts);
