@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <set>
 #include <string>
 
 namespace fp4sim::test {
@@ -30,7 +31,7 @@ inline std::string slurp(const std::filesystem::path& p) {
 // a shell line).
 class Dir {
  public:
-  explicit Dir(const std::string& tag) {
+  explicit Dir(const std::string& tag = "cli") {
     static std::atomic<int> n{0};
     root_ = std::filesystem::temp_directory_path() /
             ("fp4sim_" + tag + "_" + std::to_string(::getpid()) + "_" + std::to_string(n++));
@@ -44,6 +45,14 @@ class Dir {
   Dir(const Dir&) = delete;
   Dir& operator=(const Dir&) = delete;
   std::filesystem::path operator/(const std::string& name) const { return root_ / "w" / name; }
+  // The directory the binary runs in (captured stdout / stderr live beside it, never inside).
+  std::filesystem::path work() const { return root_ / "w"; }
+  std::set<std::string> entries(const std::filesystem::path& dir) const {
+    std::set<std::string> names;
+    for (const auto& e : std::filesystem::directory_iterator(dir)) names.insert(e.path().filename().string());
+    return names;
+  }
+  std::set<std::string> entries() const { return entries(work()); }
   Result run(const std::string& args) const {
     const std::filesystem::path o = root_ / "stdout", e = root_ / "stderr";
     const std::string cmd = "cd '" + (root_ / "w").string() + "' && '" FP4SIM_CLI "' " + args + " >'" + o.string() +

@@ -2,11 +2,8 @@
 // fp4sim::quantize in-process, manifests against the bytes on disk, every error path against
 // the contract "exit != 0, one stderr line, nothing left behind".
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <bit>
 #include <cmath>
 #include <cstdlib>
@@ -18,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_harness.hpp"
 #include "fp4sim/format.hpp"
 #include "fp4sim/hadamard.hpp"
 #include "fp4sim/io/atomic_file.hpp"
@@ -38,62 +36,9 @@ using namespace fp4sim;
 
 namespace {
 
-struct Result {
-  int code = -1;
-  std::string out, err;
-  std::vector<std::string> err_lines() const {
-    std::vector<std::string> lines;
-    std::istringstream is(err);
-    for (std::string l; std::getline(is, l);) lines.push_back(l);
-    return lines;
-  }
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
-
-// work/ is the directory the binary runs in (and whose contents the tests inspect); the captured
-// stdout / stderr go next to it so they never show up in a listing.
-class Sandbox {
- public:
-  Sandbox() {
-    static std::atomic<int> n{0};
-    root_ = fs::temp_directory_path() /
-            ("fp4sim_cli_test_" + std::to_string(::getpid()) + "_" + std::to_string(n++));
-    fs::remove_all(root_);
-    fs::create_directories(root_ / "work");
-  }
-  ~Sandbox() {
-    std::error_code ec;
-    fs::remove_all(root_, ec);
-  }
-  fs::path work() const { return root_ / "work"; }
-
-  // Runs `fp4sim ARGS` in work/ through the shell (ARGS is pasted verbatim).
-  Result run(const std::string& args) const {
-    const fs::path o = root_ / "stdout", e = root_ / "stderr";
-    const std::string cmd = "cd '" + work().string() + "' && '" FP4SIM_CLI "' " + args + " >'" +
-                            o.string() + "' 2>'" + e.string() + "'";
-    const int st = std::system(cmd.c_str());
-    Result r;
-    r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    r.out = slurp(o);
-    r.err = slurp(e);
-    return r;
-  }
-
-  std::set<std::string> entries(const fs::path& dir) const {
-    std::set<std::string> s;
-    for (const auto& d : fs::directory_iterator(dir)) s.insert(d.path().filename().string());
-    return s;
-  }
-  std::set<std::string> entries() const { return entries(work()); }
-
- private:
-  fs::path root_;
-};
+using test::Result;
+using test::slurp;
+using Sandbox = test::Dir;
 
 std::vector<uint32_t> bits(const std::vector<float>& v) {
   std::vector<uint32_t> b(v.size());
@@ -270,7 +215,9 @@ const std::string kOneLinePrefix = "fp4sim: error: ";
 void expect_error(const Result& r, int code, const std::string& reason) {
   EXPECT_EQ(r.code, code) << r.err;
   EXPECT_EQ(r.out, "");
-  const std::vector<std::string> lines = r.err_lines();
+  std::vector<std::string> lines;
+  std::istringstream is(r.err);
+  for (std::string l; std::getline(is, l);) lines.push_back(l);
   ASSERT_EQ(lines.size(), 1u) << r.err;
   EXPECT_EQ(lines[0].rfind(kOneLinePrefix, 0), 0u) << lines[0];
   EXPECT_NE(lines[0].find(reason), std::string::npos) << lines[0] << "\nwanted: " << reason;
