@@ -30,11 +30,7 @@ std::string format_list() {
   return s;
 }
 
-std::string hex32(float v) {
-  char buf[11];
-  std::snprintf(buf, sizeof buf, "0x%08x", static_cast<unsigned>(std::bit_cast<uint32_t>(v)));
-  return buf;
-}
+using io::hex32;
 
 FloatTensor load_matrix(const fs::path& p, const char* role) {
   FloatTensor t = load_float_tensor(p);
@@ -141,7 +137,7 @@ int cmd_gemm(const Invocation& inv) {
     j["N"] = N;
     j["K"] = K;
     j["alpha"] = q.alpha;
-    j["alpha_bits"] = hex32(q.alpha);
+    j["alpha_bits"] = hex32(std::bit_cast<uint32_t>(q.alpha));
     j["options"] = {{"rounding", rounding_name(qa.rounding)},
                     {"seed", qa.seed},
                     {"stream_a", qa.stream},
@@ -158,7 +154,7 @@ int cmd_gemm(const Invocation& inv) {
     io::write_file_atomic(json_path, j.dump(2) + "\n");
   }
   std::cout << "gemm " << M << "x" << N << "x" << K << ": format " << fmt << " on kind " << q.cfg.kind->name
-            << ", model " << model_name(q.model) << ", alpha " << fmt_num("%.9g", q.alpha) << " (" << hex32(q.alpha)
+            << ", model " << model_name(q.model) << ", alpha " << fmt_num("%.9g", q.alpha) << " (" << hex32(std::bit_cast<uint32_t>(q.alpha))
             << ")\n";
   std::cout << "error vs FP64 of the unquantized operands: rel_err " << fmt_num("%.6e", err.rel_err) << "  qsnr_db "
             << fmt_num("%.3f", err.qsnr_db) << "  max_abs_err " << fmt_num("%.6e", err.max_abs) << "  bias "

@@ -31,11 +31,7 @@ std::string format_list() {
 
 bool is_mx(BlockFormat f) { return f != BlockFormat::Nvfp4 && f != BlockFormat::Hif4; }
 
-std::string hex32(uint32_t v) {
-  char buf[11];
-  std::snprintf(buf, sizeof buf, "0x%08x", static_cast<unsigned>(v));
-  return buf;
-}
+using io::hex32;
 
 struct Parsed {
   BlockFormat format{};

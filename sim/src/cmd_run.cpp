@@ -84,11 +84,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 io::Json num(double v) { return std::isfinite(v) ? io::Json(v) : io::Json(nullptr); }
 
 #ifdef FP4SIM_HAVE_RTL
-std::string hex32(uint32_t v) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "0x%08x", v);
-  return buf;
-}
+using io::hex32;
 
 // RTL in the loop: the engine's datapath. Every step's outputs are computed by the Verilated unit one
 // instruction at a time along K (C of instruction t+1 = the RTL's D of instruction t, as the hardware

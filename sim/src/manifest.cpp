@@ -1,5 +1,7 @@
 #include "fp4sim/io/manifest.hpp"
 
+#include <cstdio>
+
 #include "fp4sim/io/atomic_file.hpp"
 #include "fp4sim/io/crc32.hpp"
 #include "fp4sim/io/npy.hpp"
@@ -12,6 +14,12 @@ namespace fp4sim::io {
 namespace fs = std::filesystem;
 
 std::string_view tool_version() { return FP4SIM_VERSION; }
+
+std::string hex32(uint32_t bits) {
+  char buf[11];
+  std::snprintf(buf, sizeof buf, "0x%08x", static_cast<unsigned>(bits));
+  return buf;
+}
 
 void OutputWriter::add(const std::string& name, DType dtype, std::span<const size_t> shape,
                        std::span<const uint8_t> data) {

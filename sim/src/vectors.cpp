@@ -56,11 +56,7 @@ constexpr uint32_t kNaNBits = 0x7FFFFFFFu;
 
 bool is_four_bit(const ElemFormat& f) { return f.bits == 4; }
 
-std::string hex32(uint32_t v) {
-  char buf[11];
-  std::snprintf(buf, sizeof buf, "0x%08x", static_cast<unsigned>(v));
-  return buf;
-}
+using io::hex32;
 
 }  // namespace
 

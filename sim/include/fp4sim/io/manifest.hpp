@@ -23,6 +23,8 @@ using Json = nlohmann::ordered_json;
 
 // The project version (CMake PROJECT_VERSION), recorded in every manifest.
 std::string_view tool_version();
+// "0x%08x": how manifests, reports and mismatch messages write FP32 bit patterns and scale words.
+std::string hex32(uint32_t bits);
 // Manifest layout version; bump when a field changes meaning.
 inline constexpr int kManifestSchema = 1;
 
