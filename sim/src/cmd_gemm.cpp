@@ -125,11 +125,7 @@ int cmd_gemm(const Invocation& inv) {
   const size_t shape[2] = {M, N};
   io::write_npy<float>(out, shape, q.d);
   if (!json_path.empty()) {
-    io::Json j;
-    j["tool"] = "fp4sim";
-    j["version"] = io::tool_version();
-    j["command"] = inv.name;
-    j["command_line"] = inv.argv;
+    io::Json j = io::report_header(inv.name, inv.argv);
     j["format"] = fmt;
     j["kind"] = q.cfg.kind->name;
     j["model"] = model_name(q.model);

@@ -223,11 +223,7 @@ int cmd_linear(const Invocation& inv) {
   }
 
   if (!json_path.empty()) {
-    io::Json j;
-    j["tool"] = "fp4sim";
-    j["version"] = io::tool_version();
-    j["command"] = inv.name;
-    j["command_line"] = inv.argv;
+    io::Json j = io::report_header(inv.name, inv.argv);
     j["layer"] = {{"m", in.m}, {"n", in.n}, {"k", in.k}, {"source", source}};
     j["reference"] = "FP64 products of the unquantized operands, summed in order";
     j["results"] = io::Json::array();

@@ -185,11 +185,7 @@ int cmd_quality(const Invocation& inv) {
   }
 
   if (!json_path.empty()) {
-    io::Json j;
-    j["tool"] = "fp4sim";
-    j["version"] = io::tool_version();
-    j["command"] = inv.name;
-    j["command_line"] = inv.argv;
+    io::Json j = io::report_header(inv.name, inv.argv);
     j["tensor"] = tensor;
     j["results"] = io::Json::array();
     for (const Row& r : results) {

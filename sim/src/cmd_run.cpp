@@ -390,10 +390,7 @@ int cmd_run(const Invocation& inv) {
               << "\n";
 
   // ---- report.json / report.md ----
-  io::Json j;
-  j["tool"] = "fp4sim run";
-  j["version"] = std::string(io::tool_version());
-  j["argv"] = inv.argv;
+  io::Json j = io::report_header(inv.name, inv.argv);
   j["layer"] = {{"m", M}, {"n", N}, {"k", K}, {"seed", seed}, {"x", "llm_activations"}, {"w", "llm_weights"}};
   j["all_bit_exact"] = all_exact;
   j["runs"] = io::Json::array();

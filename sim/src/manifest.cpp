@@ -15,6 +15,15 @@ namespace fs = std::filesystem;
 
 std::string_view tool_version() { return FP4SIM_VERSION; }
 
+Json report_header(std::string_view command, const std::vector<std::string>& argv) {
+  Json j;
+  j["tool"] = "fp4sim";
+  j["version"] = tool_version();
+  j["command"] = command;
+  j["command_line"] = argv;
+  return j;
+}
+
 std::string hex32(uint32_t bits) {
   char buf[11];
   std::snprintf(buf, sizeof buf, "0x%08x", static_cast<unsigned>(bits));

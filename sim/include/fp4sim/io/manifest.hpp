@@ -23,6 +23,9 @@ using Json = nlohmann::ordered_json;
 
 // The project version (CMake PROJECT_VERSION), recorded in every manifest.
 std::string_view tool_version();
+// The first keys of every JSON report (--json, report.json): tool "fp4sim", version, command and
+// the whole command line.
+Json report_header(std::string_view command, const std::vector<std::string>& argv);
 // "0x%08x": how manifests, reports and mismatch messages write FP32 bit patterns and scale words.
 std::string hex32(uint32_t bits);
 // Manifest layout version; bump when a field changes meaning.
