@@ -19,11 +19,22 @@ class Engine {
   virtual uint64_t step() = 0;
   virtual double progress() const = 0;
   // Running totals of the current job (what the host puts on its trace pins after each step).
-  virtual uint64_t instructions() const = 0;
-  virtual uint64_t compute_cycles() const = 0;
-  virtual uint64_t stall_cycles() const = 0;  // datapath idle cycles charged so far (all causes)
+  uint64_t instructions() const { return instr_; }
+  uint64_t compute_cycles() const { return compute_cycles_; }
+  uint64_t stall_cycles() const {  // datapath idle cycles charged so far (all causes)
+    uint64_t t = 0;
+    for (uint64_t c : stall_) t += c;
+    return t;
+  }
   // After done(): the result; stats.cycles = the time the last byte of D left the engine.
   virtual Result finish() = 0;
+
+ protected:
+  // Kept by each engine: instructions (tensor core) / K steps (cube) issued, datapath busy cycles,
+  // and idle cycles by cause (each engine names its five causes).
+  static constexpr int kStallCauses = 5;
+  uint64_t instr_ = 0, compute_cycles_ = 0;
+  uint64_t stall_[kStallCauses] = {};
 };
 
 // Both throw std::invalid_argument on a workload / parameter set the model cannot run.

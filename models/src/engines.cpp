@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
-#include <numeric>
 #include <stdexcept>
 #include <string>
 
@@ -141,9 +140,6 @@ class TensorCoreEngine final : public Engine {
 
   bool done() const override { return tile_ >= tiles_m_ * tiles_n_; }
   double progress() const override { return static_cast<double>(tile_) / static_cast<double>(tiles_m_ * tiles_n_); }
-  uint64_t instructions() const override { return instr_; }
-  uint64_t compute_cycles() const override { return compute_cycles_; }
-  uint64_t stall_cycles() const override { return std::accumulate(std::begin(stall_), std::end(stall_), uint64_t{0}); }
 
   uint64_t step() override {
     const size_t mt = tile_ / tiles_n_, nt = tile_ % tiles_n_;
@@ -259,7 +255,7 @@ class TensorCoreEngine final : public Engine {
   }
 
  private:
-  enum { kLoad = 0, kSmem, kDep, kAccBusy, kDrain, kCauses };
+  enum { kLoad = 0, kSmem, kDep, kAccBusy, kDrain };  // stall_ causes
   TensorCoreParams p_;
   Workload w_;
   size_t kin_ = 0, spi_ = 0, ntile_ = 0, tiles_m_ = 0, tiles_n_ = 0, ksteps_ = 0, sf_cols_ = 0, nacc_ = 0;
@@ -270,12 +266,9 @@ class TensorCoreEngine final : public Engine {
   std::vector<float> cbuf_, d_;
   std::vector<uint64_t> stage_free_, acc_free_;
   uint64_t load_free_ = 0, mma_free_ = 0, store_free_ = 0, prev_start_ = 0;
-  uint64_t compute_cycles_ = 0;
-  uint64_t stall_[kCauses] = {};
   uint64_t by_load_ = 0, by_c_ = 0, by_smem_write_ = 0, by_smem_read_ = 0, by_tmem_sf_ = 0, by_tmem_acc_ = 0,
            by_store_ = 0;
   size_t tile_ = 0;
-  uint64_t instr_ = 0;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -333,9 +326,6 @@ class CubeEngine final : public Engine {
 
   bool done() const override { return tile_ >= tiles_m_ * tiles_n_; }
   double progress() const override { return static_cast<double>(tile_) / static_cast<double>(tiles_m_ * tiles_n_); }
-  uint64_t instructions() const override { return step_; }
-  uint64_t compute_cycles() const override { return compute_cycles_; }
-  uint64_t stall_cycles() const override { return std::accumulate(std::begin(stall_), std::end(stall_), uint64_t{0}); }
 
   uint64_t step() override {
     const size_t mt = tile_ / tiles_n_, nt = tile_ % tiles_n_;
@@ -350,9 +340,9 @@ class CubeEngine final : public Engine {
       for (size_t j = 0; j < n; ++j) acc[r * n + j] = w_.c.empty() ? 0.0f : w_.c[(r0 + r) * w_.N + n0 + j];
     if (!w_.c.empty()) by_c_ += rows * n * 4;
 
-    for (size_t kt = 0; kt < ksteps_; ++kt, ++step_) {
+    for (size_t kt = 0; kt < ksteps_; ++kt, ++instr_) {
       const size_t k0 = kt * k0_, kk = std::min(k0_, w_.K - k0);
-      const size_t ab = step_ % 2;  // L0A / L0B ping-pong half
+      const size_t ab = instr_ % 2;  // L0A / L0B ping-pong half
       const size_t kb0 = k0 / block_, nb = kk / block_;
       if (!w_.timing_only) {
       copy_block(w_.a, w_.K, r0, rows, k0, kk, l0a_[ab].data());
@@ -408,7 +398,7 @@ class CubeEngine final : public Engine {
     stall_[kDrain] = end - cube_free_;
     s.cycles = end;
     s.macs = static_cast<uint64_t>(w_.M) * w_.N * w_.K;
-    s.instructions = step_;
+    s.instructions = instr_;
     s.compute_cycles = compute_cycles_;
     s.peak_macs_per_cycle = static_cast<double>(p_.rows) * p_.cols * p_.pe_k;
     s.stalls = {{"l0a_load", stall_[kL0a]},
@@ -424,7 +414,7 @@ class CubeEngine final : public Engine {
   size_t m0() const { return m0_; }
 
  private:
-  enum { kL0a = 0, kL0b, kDep, kL0c, kDrain, kCauses };
+  enum { kL0a = 0, kL0b, kDep, kL0c, kDrain };  // stall_ causes
   CubeParams p_;
   Workload w_;
   size_t kin_ = 0, block_ = 0, sb_bytes_ = 0, m0_ = 0, n0_ = 0, k0_ = 0, tiles_m_ = 0, tiles_n_ = 0, ksteps_ = 0;
@@ -433,11 +423,9 @@ class CubeEngine final : public Engine {
   std::vector<uint32_t> sba_[2], sbb_[2];
   std::vector<float> l0c_[2], d_;
   uint64_t l0a_free_[2] = {}, l0b_free_[2] = {}, l0c_free_[2] = {};
-  uint64_t a_free_ = 0, b_free_ = 0, cube_free_ = 0, fix_free_ = 0, prev_start_ = 0, compute_cycles_ = 0;
-  uint64_t stall_[kCauses] = {};
+  uint64_t a_free_ = 0, b_free_ = 0, cube_free_ = 0, fix_free_ = 0, prev_start_ = 0;
   uint64_t by_l0a_ = 0, by_l0b_ = 0, by_sca_ = 0, by_scb_ = 0, by_l0c_ = 0, by_c_ = 0, by_out_ = 0;
   size_t tile_ = 0;
-  uint64_t step_ = 0;
 };
 
 }  // namespace
