@@ -41,8 +41,6 @@ void ExactAccumulator::add_mag(uint32_t ab, bool neg) {
   }
 }
 
-bool ExactAccumulator::is_zero() { return sign() == 0; }
-
 int ExactAccumulator::sign() {
   pending_ = 0;
   return sum_.sign();

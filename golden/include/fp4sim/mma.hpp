@@ -111,7 +111,6 @@ class ExactAccumulator {
   void add(int64_t m, int e);         // += m * 2^e; throws std::out_of_range outside the range
   void add_float(float x);            // += x (finite)
   void add_mag(uint32_t ab, bool neg);  // += (neg ? -1 : 1) * |x|, x finite, given by its magnitude bits
-  bool is_zero();
   int sign();                         // -1, 0, +1
   // The value rounded to FP32 bits: RN-even (rn = true) or toward zero; a zero value gives +0.
   uint32_t round_fp32(bool rn);

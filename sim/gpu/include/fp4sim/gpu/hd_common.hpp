@@ -13,21 +13,11 @@
 #include <cstdint>
 #include <cstring>
 
-#include "fp4sim/exact.hpp"  // FP4SIM_HD, round_to_fp32, ExactSum: golden's own code, compiled by nvcc too
+// golden's own code, compiled by nvcc too; hd is nested in fp4sim, so its names (FP4SIM_HD,
+// round_to_fp32, is_nan_bits, kNaNBits, ExactSum, ExactDot, ...) are found here unqualified.
+#include "fp4sim/exact.hpp"
 
 namespace fp4sim::gpu::hd {
-
-using fp4sim::clz64;
-using fp4sim::is_inf_bits;
-using fp4sim::is_nan_bits;
-using fp4sim::kNaNBits;
-using fp4sim::ExactDot;
-using fp4sim::ExactDotSum;
-using fp4sim::ExactFloatSum;
-using fp4sim::kClassFinite;
-using fp4sim::kClassInf;
-using fp4sim::kClassNaN;
-using fp4sim::round_to_fp32;
 
 FP4SIM_HD uint32_t f2u(float f) {
   uint32_t u;
