@@ -277,14 +277,10 @@ int cmd_run(const Invocation& inv) {
     std::shared_ptr<RtlDatapath> rtl_dp;  // shared: fm::Datapath is a copyable std::function
     if (use_rtl) {
       if (const auto unit = rtl::unit_for(cfg)) {
-        rtl_dp = std::make_shared<RtlDatapath>(*unit, rtl_trace.empty() ? "" : trace_for(rtl_trace, r), rtl_fault);
-        r.rtl_unit = rtl_dp->unit();
         r.rtl_trace = rtl_trace.empty() ? "" : trace_for(rtl_trace, r);
-        wl.datapath = [rtl_dp](const MmaConfig& c, const fm::StepOrigin& at, size_t m, size_t n, size_t k,
-                               std::span<const uint8_t> a, std::span<const uint32_t> fa, std::span<const uint8_t> b,
-                               std::span<const uint32_t> fb, std::span<const float> acc) {
-          return (*rtl_dp)(c, at, m, n, k, a, fa, b, fb, acc);
-        };
+        rtl_dp = std::make_shared<RtlDatapath>(*unit, r.rtl_trace, rtl_fault);
+        r.rtl_unit = rtl_dp->unit();
+        wl.datapath = [rtl_dp](auto&&... step) { return (*rtl_dp)(step...); };
       }
     }
 #endif
@@ -327,7 +323,8 @@ int cmd_run(const Invocation& inv) {
         r.rtl_first_mismatch = rtl_dp->first_mismatch;
         r.rtl_cycles = rtl_dp->cycles();
         r.rtl_s = rtl_dp->seconds;
-        rtl_dp.reset();  // closes (and renames) its trace
+        wl.datapath = nullptr;
+        rtl_dp.reset();  // the last owner: closes (and renames) its trace
         std::cerr << "    rtl " << r.rtl_unit << ": " << r.rtl_checked - r.rtl_mismatches << "/" << r.rtl_checked
                   << " instructions equal to golden mma_dot, " << r.rtl_cycles << " cycles, "
                   << fmt_num("%.2f", r.rtl_s) << " s of RTL\n";
