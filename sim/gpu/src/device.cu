@@ -91,21 +91,30 @@ __device__ __forceinline__ void store_codes(uint8_t* dst, const uint8_t (&src)[B
   }
 }
 
+// Block b of B elements through `quant(block values, block codes)`: directly in global memory, or
+// (Staged) through per-thread arrays moved with 16-byte loads and stores.
+template <int B, bool Staged, class Quant>
+__device__ __forceinline__ void quantize_block(const float* x, uint8_t* codes, size_t b, Quant quant) {
+  if constexpr (Staged) {
+    float xb[B];
+    uint8_t cb[B];
+    load_block(x + b * B, xb);
+    quant(xb, cb);
+    store_codes(codes + b * B, cb);
+  } else {
+    quant(x + b * B, codes + b * B);
+  }
+}
+
 template <bool Staged>
 __global__ void k_nvfp4(const float* x, size_t nb, const unsigned* amax, bool pts, int rnd, uint64_t seed,
                         uint32_t stream, uint8_t* codes, uint8_t* scales) {
   const size_t b = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
   if (b >= nb) return;
   const hd::Nvfp4Scale ts = hd::nvfp4_tensor_scale(hd::u2f(*amax), pts);
-  if constexpr (Staged) {
-    float xb[16];
-    uint8_t cb[16];
-    load_block(x + b * 16, xb);
+  quantize_block<16, Staged>(x, codes, b, [&](const float* xb, uint8_t* cb) {
     hd::nvfp4_block(xb, ts, rnd, seed, stream, b * 16, cb, scales + b);
-    store_codes(codes + b * 16, cb);
-  } else {
-    hd::nvfp4_block(x + b * 16, ts, rnd, seed, stream, b * 16, codes + b * 16, scales + b);
-  }
+  });
 }
 
 __global__ void k_nvfp4_2d(const float* x, size_t rows, size_t cols, const unsigned* amax, bool pts, int rnd,
@@ -122,15 +131,9 @@ __global__ void k_mx(hd::Elem e, const float* x, size_t nb, int rnd, int rule, u
                      uint8_t* codes, uint8_t* scales) {
   const size_t b = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
   if (b >= nb) return;
-  if constexpr (Staged) {
-    float xb[32];
-    uint8_t cb[32];
-    load_block(x + b * 32, xb);
+  quantize_block<32, Staged>(x, codes, b, [&](const float* xb, uint8_t* cb) {
     hd::mx_block(e, xb, rnd, rule, seed, stream, b * 32, cb, scales + b);
-    store_codes(codes + b * 32, cb);
-  } else {
-    hd::mx_block(e, x + b * 32, rnd, rule, seed, stream, b * 32, codes + b * 32, scales + b);
-  }
+  });
 }
 
 template <bool Staged>
@@ -138,15 +141,9 @@ __global__ void k_hif4(const float* x, size_t nb, int rnd, uint64_t seed, uint32
                        uint32_t* words) {
   const size_t b = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
   if (b >= nb) return;
-  if constexpr (Staged) {
-    float xb[64];
-    uint8_t cb[64];
-    load_block(x + b * 64, xb);
+  quantize_block<64, Staged>(x, codes, b, [&](const float* xb, uint8_t* cb) {
     hd::hif4_block(xb, rnd, seed, stream, b * 64, cb, words + b);
-    store_codes(codes + b * 64, cb);
-  } else {
-    hd::hif4_block(x + b * 64, rnd, seed, stream, b * 64, codes + b * 64, words + b);
-  }
+  });
 }
 
 // Runs the quantizer on device buffers (x may be rotated into tmp first).
