@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <string>
 
+// The units' latencies (header-only, plain C++); relative so fp4sim_rtl needs no models/ include dir.
+#include "fp4sim/models/unit_latency.hpp"
 #include "verilated.h"
 #if FP4SIM_RTL_TRACE
 #include "verilated_fst_c.h"
@@ -26,16 +28,18 @@ namespace fp4sim::rtl {
 
 namespace {
 
-// PipeDepth values must match the -GPipeDepth= arguments in rtl/CMakeLists.txt (the latency test
-// checks them). Depths differ between the bs_dot_k64 variants so that every pipeline shape runs.
+// Pipe depths come from fp4sim/models/unit_latency.hpp, which must match the -GPipeDepth= arguments
+// in rtl/CMakeLists.txt (tests/rtl/test_unit_latency.cpp measures them on the Verilated models).
+// Depths differ between the bs_dot_k64 variants so that every pipeline shape runs.
+namespace lat = fp4sim::models;
 constexpr std::array<UnitInfo, 7> kUnits{{
-    {Unit::BsDotK64Ue4m3B16, "bs_dot_k64_ue4m3_b16", "bs_dot_k64", 2, MmaKindId::Mxf4Nvf4, Model::Blackwell, &kUE4M3, 16},
-    {Unit::BsDotK64Ue8m0B32, "bs_dot_k64_ue8m0_b32", "bs_dot_k64", 1, MmaKindId::Mxf4, Model::Blackwell, &kUE8M0, 32},
-    {Unit::BsDotK64Ue8m0B16, "bs_dot_k64_ue8m0_b16", "bs_dot_k64", 3, MmaKindId::Mxf4Nvf4, Model::Blackwell, &kUE8M0, 16},
-    {Unit::BsDotK64Ue4m3B32, "bs_dot_k64_ue4m3_b32", "bs_dot_k64", 4, MmaKindId::Mxf4Nvf4, Model::Blackwell, &kUE4M3, 32},
-    {Unit::BsDotK32, "bs_dot_k32", "bs_dot_k32", 2, MmaKindId::Mxf8f6f4, Model::Blackwell, &kUE8M0, 32},
-    {Unit::Hif4Pe, "hif4_pe", "hif4_pe", 3, MmaKindId::Hif4, Model::AscendHif4, &kE6M2, 64},
-    {Unit::Nvfp4Pe64, "nvfp4_pe64", "nvfp4_pe64", 3, MmaKindId::Mxf4Nvf4, Model::Exact, &kUE4M3, 16},
+    {Unit::BsDotK64Ue4m3B16, "bs_dot_k64_ue4m3_b16", "bs_dot_k64", lat::kLatencyBsDotK64Ue4m3B16, MmaKindId::Mxf4Nvf4, Model::Blackwell, &kUE4M3, 16},
+    {Unit::BsDotK64Ue8m0B32, "bs_dot_k64_ue8m0_b32", "bs_dot_k64", lat::kLatencyBsDotK64Ue8m0B32, MmaKindId::Mxf4, Model::Blackwell, &kUE8M0, 32},
+    {Unit::BsDotK64Ue8m0B16, "bs_dot_k64_ue8m0_b16", "bs_dot_k64", lat::kLatencyBsDotK64Ue8m0B16, MmaKindId::Mxf4Nvf4, Model::Blackwell, &kUE8M0, 16},
+    {Unit::BsDotK64Ue4m3B32, "bs_dot_k64_ue4m3_b32", "bs_dot_k64", lat::kLatencyBsDotK64Ue4m3B32, MmaKindId::Mxf4Nvf4, Model::Blackwell, &kUE4M3, 32},
+    {Unit::BsDotK32, "bs_dot_k32", "bs_dot_k32", lat::kLatencyBsDotK32, MmaKindId::Mxf8f6f4, Model::Blackwell, &kUE8M0, 32},
+    {Unit::Hif4Pe, "hif4_pe", "hif4_pe", lat::kLatencyHif4Pe, MmaKindId::Hif4, Model::AscendHif4, &kE6M2, 64},
+    {Unit::Nvfp4Pe64, "nvfp4_pe64", "nvfp4_pe64", lat::kLatencyNvfp4Pe64, MmaKindId::Mxf4Nvf4, Model::Exact, &kUE4M3, 16},
 }};
 
 bool same(const ElemFormat* a, const ElemFormat* b) { return a && b && a->name == b->name; }

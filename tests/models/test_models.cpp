@@ -1,4 +1,4 @@
-// Tests of the SystemC tensor-core and cube models (models/, docs/models.md).
+// Tests of the cycle-level tensor-core and cube models (models/, docs/models.md).
 //
 // Every functional test compares every output element's bits with golden gemm on the same codes.
 // Timing tests use parameter sets where the schedule can be derived by hand (derivations inline).
@@ -25,6 +25,8 @@
 #include "fp4sim/format.hpp"
 #include "fp4sim/mma.hpp"
 #include "fp4sim/models/models.hpp"
+#include "fp4sim/models/unit_latency.hpp"
+#include "fp4sim/quant.hpp"
 
 namespace {
 
@@ -119,321 +121,6 @@ size_t mismatches(const std::vector<float>& got, const std::vector<float>& want,
   return bad;
 }
 
-uint64_t stall_sum(const fm::Stats& s) {
-  uint64_t t = 0;
-  for (const auto& [k, v] : s.stalls) t += v;
-  return t;
-}
-
-// Invariants every run must satisfy.
-void check_stats(const fm::Stats& s, size_t M, size_t N, size_t K) {
-  EXPECT_EQ(s.macs, static_cast<uint64_t>(M) * N * K);
-  EXPECT_EQ(s.cycles, s.compute_cycles + stall_sum(s));  // every cycle computes or is charged to a cause
-  EXPECT_EQ(s.sim_time_ps, s.cycles * fm::kClockPs);      // the SystemC clock moved exactly that far
-  EXPECT_GT(s.utilization(), 0.0);
-  EXPECT_LE(s.utilization(), 1.0);
-  EXPECT_EQ(s.bytes_of("global_store"), static_cast<uint64_t>(M) * N * 4);
-}
-
-fm::TensorCoreParams fast_tc() {  // bandwidths so high that every transfer takes one cycle
-  fm::TensorCoreParams p;
-  p.load_bytes_per_cycle = 1 << 24;
-  p.smem_read_bytes_per_cycle = 1 << 24;
-  p.store_bytes_per_cycle = 1 << 24;
-  p.threads = 2;
-  return p;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Tensor core: bit-exact on every kind, with partial M and N tiles and C on / off
-
-struct TcCase {
-  MmaKindId kind;
-  const fp4sim::ElemFormat* ea;
-  const fp4sim::ElemFormat* eb;
-};
-
-void tc_exact(const TcCase& tc, bool with_c, uint32_t seed) {
-  const int kin = fp4sim::mma_kind(tc.kind).k;
-  // M = 200: one full and one partial 128-row tile; N = 72 with tile_n 32: two full + one 8-wide.
-  const Problem p = make_problem(tc.kind, Model::Blackwell, 200, 72, static_cast<size_t>(5 * kin), with_c, seed,
-                                 tc.ea, tc.eb);
-  fm::TensorCoreParams prm;
-  prm.tile_n = 32;
-  prm.threads = 2;
-  const fm::Result r = fm::run_tensor_core(prm, p.workload());
-  EXPECT_EQ(mismatches(r.d, p.golden()), 0u);
-  check_stats(r.stats, p.M, p.N, p.K);
-  EXPECT_EQ(r.stats.instructions, 2u * 3u * 5u);  // 2 M tiles x 3 N tiles x 5 K steps
-}
-
-TEST(TensorCore, Mxf4Nvf4BitExact) {
-  tc_exact({MmaKindId::Mxf4Nvf4, nullptr, nullptr}, false, 1);
-  tc_exact({MmaKindId::Mxf4Nvf4, nullptr, nullptr}, true, 2);
-}
-TEST(TensorCore, Mxf4BitExact) {
-  tc_exact({MmaKindId::Mxf4, nullptr, nullptr}, false, 3);
-  tc_exact({MmaKindId::Mxf4, nullptr, nullptr}, true, 4);
-}
-TEST(TensorCore, Mxf8f6f4BitExact) {
-  tc_exact({MmaKindId::Mxf8f6f4, &fp4sim::kE4M3, &fp4sim::kE4M3}, true, 5);
-  tc_exact({MmaKindId::Mxf8f6f4, &fp4sim::kE5M2, &fp4sim::kE2M1}, false, 6);
-  tc_exact({MmaKindId::Mxf8f6f4, &fp4sim::kE2M3, &fp4sim::kE3M2}, true, 7);
-}
-
-TEST(TensorCore, Fp32SeqBitExact) {
-  Problem p = make_problem(MmaKindId::Mxf4Nvf4, Model::Fp32Seq, 128, 64, 256, true, 8);
-  const fm::Result r = fm::run_tensor_core(fast_tc(), p.workload());
-  EXPECT_EQ(mismatches(r.d, p.golden()), 0u);
-}
-
-TEST(TensorCore, FullSizeInstructionBitExact) {  // N = 256, the largest instruction
-  const Problem p = make_problem(MmaKindId::Mxf4, Model::Blackwell, 128, 256, 128, true, 9);
-  const fm::Result r = fm::run_tensor_core(fast_tc(), p.workload());
-  EXPECT_EQ(mismatches(r.d, p.golden()), 0u);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Tensor core timing, derived by hand
-
-TEST(TensorCore, ComputeBoundCyclesExact) {
-  // One 128x256 tile, 8 K steps. 256 lanes: compute = 128*256/256 = 128 cycles per instruction.
-  // Transfers take 1 cycle. Timeline: load of stage 0 ends at 1; instr 0 starts at 1; instr i at
-  // 1 + 128 i (the pipeline depth 16 <= 128, so no dependency stall); last MMA ends at 1 + 8*128;
-  // the store starts P = 16 later and takes 1 cycle. cycles = 1 + 1024 + 16 + 1 = 1042.
-  const Problem p = make_problem(MmaKindId::Mxf4Nvf4, Model::Blackwell, 128, 256, 8 * 64, false, 10);
-  const fm::Result r = fm::run_tensor_core(fast_tc(), p.workload());
-  EXPECT_EQ(r.stats.cycles, 1042u);
-  EXPECT_EQ(r.stats.compute_cycles, 1024u);
-  EXPECT_EQ(r.stats.stall("operand_load"), 1u);
-  EXPECT_EQ(r.stats.stall("accumulator_dependency"), 0u);
-  EXPECT_EQ(r.stats.stall("epilogue_drain"), 17u);
-  EXPECT_DOUBLE_EQ(r.stats.peak_macs_per_cycle, 256.0 * 64.0);
-  check_stats(r.stats, p.M, p.N, p.K);
-}
-
-TEST(TensorCore, DependencyStallSmallN) {
-  // N = 8: compute = 128*8/256 = 4 cycles, but the next K step on the same accumulator waits for
-  // the pipeline depth (16) after the previous start: 12 stall cycles per dependent instruction.
-  // 4 K steps: starts at 1, 17, 33, 49; MMA ends 53; store at 53+16 = 69, ends 70.
-  const Problem p = make_problem(MmaKindId::Mxf4, Model::Blackwell, 128, 8, 4 * 64, false, 11);
-  fm::TensorCoreParams prm = fast_tc();
-  prm.tile_n = 8;
-  const fm::Result r = fm::run_tensor_core(prm, p.workload());
-  EXPECT_EQ(r.stats.stall("accumulator_dependency"), 3u * 12u);
-  EXPECT_EQ(r.stats.cycles, 70u);
-  check_stats(r.stats, p.M, p.N, p.K);
-}
-
-TEST(TensorCore, LoadBoundFollowsBandwidth) {
-  // mxf4nvf4, 128x256 tile: a stage is A 128*64/2 = 4096 B + B 256*64/2 = 8192 B + scales
-  // (128+256)*4 = 1536 B = 13824 B. At 48 B/cycle a load takes 288 cycles > 128 of compute, so the
-  // datapath waits on every stage: cycles ~= 16 loads * 288. Exactly: loads end at 288 i; MMA i
-  // runs [288 i, 288 i + 128); the last ends at 16*288 + 128 = 4736, then 16 + store
-  // ceil(131072 / 1<<24) = 1: 4753.
-  const Problem p = make_problem(MmaKindId::Mxf4Nvf4, Model::Blackwell, 128, 256, 16 * 64, false, 12);
-  fm::TensorCoreParams prm = fast_tc();
-  prm.load_bytes_per_cycle = 48;
-  const fm::Result r = fm::run_tensor_core(prm, p.workload());
-  EXPECT_EQ(r.stats.cycles, 4753u);
-  EXPECT_EQ(r.stats.stall("operand_load"), 4753u - 16u * 128u - 17u);  // 16 instructions x 128 compute
-  EXPECT_EQ(r.stats.bytes_of("global_load"), 16u * 13824u);
-  check_stats(r.stats, p.M, p.N, p.K);
-}
-
-TEST(TensorCore, SmemBandwidthStall) {
-  // A+B per instruction = 12288 B; at 64 B/cycle the operand read takes 192 cycles vs 128 compute:
-  // 64 stall cycles per instruction charged to smem_bandwidth.
-  const Problem p = make_problem(MmaKindId::Mxf4Nvf4, Model::Blackwell, 128, 256, 4 * 64, false, 13);
-  fm::TensorCoreParams prm = fast_tc();
-  prm.smem_read_bytes_per_cycle = 64;
-  const fm::Result r = fm::run_tensor_core(prm, p.workload());
-  EXPECT_EQ(r.stats.stall("smem_bandwidth"), 4u * 64u);
-  check_stats(r.stats, p.M, p.N, p.K);
-}
-
-TEST(TensorCore, DefaultsNearPeakOnLargeLayer) {
-  // 512 x 512 x 1024 with the default parameters (tile_n 256): per tile 16 x 128 = 2048 compute
-  // cycles; a 256-column accumulator leaves TMEM room for only one, so each next tile waits for
-  // the epilogue (16 + 128*256*4/512 = 272 cycles): utilization ~ 2048 / 2320 = 0.88.
-  const Problem p = make_problem(MmaKindId::Mxf4Nvf4, Model::Blackwell, 512, 512, 1024, false, 14);
-  const fm::Result r = fm::run_tensor_core(fm::TensorCoreParams{}, p.workload());
-  EXPECT_EQ(mismatches(r.d, p.golden()), 0u);
-  check_stats(r.stats, p.M, p.N, p.K);
-  EXPECT_GT(r.stats.utilization(), 0.85);
-  EXPECT_LT(r.stats.utilization(), 0.89);
-  EXPECT_EQ(r.stats.stall("accumulator_busy"), 7u * 272u);
-}
-
-TEST(TensorCore, RejectsWhatItCannotRun) {
-  const Problem p = make_problem(MmaKindId::Mxf4, Model::Blackwell, 128, 64, 64, false, 15);
-  fm::TensorCoreParams prm;
-  prm.tile_n = 264;
-  EXPECT_THROW(fm::run_tensor_core(prm, p.workload()), std::invalid_argument);
-  prm.tile_n = 12;
-  EXPECT_THROW(fm::run_tensor_core(prm, p.workload()), std::invalid_argument);
-  prm = {};
-  prm.smem_bytes = 1024;  // one stage needs 4096 + 2048 + ... bytes
-  EXPECT_THROW(fm::run_tensor_core(prm, p.workload()), std::invalid_argument);
-  prm = {};
-  prm.tmem_columns = 64;  // 4 scale columns + a 64-column accumulator do not fit
-  EXPECT_THROW(fm::run_tensor_core(prm, p.workload()), std::invalid_argument);
-  fm::Workload w = p.workload();
-  w.N = 60;  // not a multiple of 8 (and sizes no longer match)
-  EXPECT_THROW(fm::run_tensor_core({}, w), std::invalid_argument);
-  Problem h = make_problem(MmaKindId::Hif4, Model::AscendHif4, 128, 64, 64, false, 16);
-  EXPECT_THROW(fm::run_tensor_core({}, h.workload()), std::invalid_argument);
-  Problem e = make_problem(MmaKindId::Mxf4, Model::Exact, 128, 64, 64, false, 17);
-  EXPECT_THROW(fm::run_tensor_core({}, e.workload()), std::invalid_argument);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Cube
-
-fm::CubeParams small_cube() {  // small buffers: several K steps and partial tiles
-  fm::CubeParams p;
-  p.l0a_bytes = p.l0b_bytes = 16 * 1024;
-  p.l0c_bytes = 64 * 1024;
-  p.threads = 2;
-  return p;
-}
-
-TEST(Cube, Hif4BitExact) {
-  // M = 200, N = 136 (not multiples of the 128 x 64 tiles), K = 1088 = 17 groups (partial K step).
-  for (bool with_c : {false, true}) {
-    const Problem p = make_problem(MmaKindId::Hif4, Model::AscendHif4, 200, 136, 1088, with_c, 20 + with_c);
-    const fm::Result r = fm::run_cube(small_cube(), p.workload());
-    EXPECT_EQ(mismatches(r.d, p.golden()), 0u);
-    check_stats(r.stats, p.M, p.N, p.K);
-    EXPECT_GT(r.stats.instructions, 1u);
-  }
-}
-
-TEST(Cube, Hif4DelayedRoundingBitExact) {
-  // The rounding point moved to every 3 groups: K steps must hold whole rounding groups.
-  Problem p = make_problem(MmaKindId::Hif4, Model::AscendHif4, 64, 48, 64 * 14, true, 22);
-  p.cfg.hif4_round_groups = 3;
-  const fm::Result r = fm::run_cube(small_cube(), p.workload());
-  EXPECT_EQ(mismatches(r.d, p.golden()), 0u);
-  p.cfg.hif4_round_groups = 0;  // one rounding over all of K: one K step
-  const fm::Result r0 = fm::run_cube(fm::CubeParams{}, p.workload());
-  EXPECT_EQ(mismatches(r0.d, p.golden()), 0u);
-}
-
-TEST(Cube, Nvfp4AndMxfp4BitExact) {
-  for (MmaKindId k : {MmaKindId::Mxf4Nvf4, MmaKindId::Mxf4}) {
-    const Problem p = make_problem(k, Model::Blackwell, 144, 80, 640, true, 23);
-    const fm::Result r = fm::run_cube(small_cube(), p.workload());
-    EXPECT_EQ(mismatches(r.d, p.golden()), 0u);
-    check_stats(r.stats, p.M, p.N, p.K);
-  }
-}
-
-TEST(Cube, ComputeBoundCyclesExact) {
-  // 128 x 256 x 1024 HiF4 with the defaults: one tile m0 = 128, n0 = 256 (128*256*4 = 128 KB =
-  // half of L0C), k0 = 256 (L0B half 32 KB / (256 rows * 0.5 B)). 4 K steps of
-  // (128/16)*(256/16)*(256/64) = 512 cycles. Loads: A 128*256/2 + 128*4*4 = 18432 B at 256 B/cycle
-  // = 72 cycles; B 256*256/2 + 256*4*4 = 36864 B at 128 B/cycle = 288: the first step waits 288.
-  // Later loads are hidden (288 < 512). MMA ends at 288 + 2048 = 2336; fixpipe after P = 8:
-  // 128*256*4 / 128 = 1024 cycles -> 2336 + 8 + 1024 = 3368.
-  const Problem p = make_problem(MmaKindId::Hif4, Model::AscendHif4, 128, 256, 1024, false, 24);
-  fm::CubeParams prm;
-  prm.threads = 2;
-  const fm::Result r = fm::run_cube(prm, p.workload());
-  EXPECT_EQ(r.stats.instructions, 4u);
-  EXPECT_EQ(r.stats.compute_cycles, 2048u);
-  EXPECT_EQ(r.stats.stall("l0b_load"), 288u);
-  EXPECT_EQ(r.stats.cycles, 3368u);
-  EXPECT_EQ(r.stats.bytes_of("scale_b"), 256u * 16u * 4u);
-  EXPECT_DOUBLE_EQ(r.stats.peak_macs_per_cycle, 16.0 * 16.0 * 64.0);
-  EXPECT_EQ(mismatches(r.d, p.golden()), 0u);
-  check_stats(r.stats, p.M, p.N, p.K);
-}
-
-TEST(Cube, GridSizeScalesCompute) {
-  // Halving the grid to 8 x 8 quadruples the compute cycles of the same aligned work.
-  const Problem p = make_problem(MmaKindId::Hif4, Model::AscendHif4, 128, 128, 512, false, 25);
-  fm::CubeParams big;
-  fm::CubeParams small;
-  small.rows = small.cols = 8;
-  const fm::Result rb = fm::run_cube(big, p.workload());
-  const fm::Result rs = fm::run_cube(small, p.workload());
-  EXPECT_EQ(rs.stats.compute_cycles, 4 * rb.stats.compute_cycles);
-  EXPECT_EQ(mismatches(rs.d, rb.d), 0u);
-}
-
-TEST(Cube, RejectsWhatItCannotRun) {
-  const Problem f8 = make_problem(MmaKindId::Mxf8f6f4, Model::Blackwell, 64, 64, 64, false, 26, &fp4sim::kE4M3,
-                                  &fp4sim::kE4M3);
-  EXPECT_THROW(fm::run_cube({}, f8.workload()), std::invalid_argument);
-  const Problem h = make_problem(MmaKindId::Hif4, Model::AscendHif4, 64, 64, 64, false, 27);
-  fm::CubeParams prm;
-  prm.l0a_bytes = 1024;  // half = 512 B < 128 rows x 64 x 0.5 B
-  EXPECT_THROW(fm::run_cube(prm, h.workload()), std::invalid_argument);
-  prm = {};
-  prm.pe_k = 48;
-  EXPECT_THROW(fm::run_cube(prm, h.workload()), std::invalid_argument);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Several jobs in one elaboration
-
-TEST(System, MultipleJobsOneElaboration) {
-  const uint64_t starts0 = fm::sim_starts();
-  const Problem p = make_problem(MmaKindId::Mxf4Nvf4, Model::Blackwell, 128, 64, 128, true, 30);
-  const Problem h = make_problem(MmaKindId::Hif4, Model::AscendHif4, 64, 64, 256, true, 31);
-  const uint64_t t0 = fm::sim_time_ps();
-  const fm::Result r1 = fm::run_tensor_core({}, p.workload());
-  const fm::Result r2 = fm::run_cube({}, h.workload());
-  const fm::Result r3 = fm::run_tensor_core({}, p.workload());
-  EXPECT_EQ(fm::sim_starts(), starts0 + 3);
-  EXPECT_EQ(fm::sim_time_ps() - t0, r1.stats.sim_time_ps + r2.stats.sim_time_ps + r3.stats.sim_time_ps);
-  EXPECT_EQ(mismatches(r1.d, p.golden()), 0u);
-  EXPECT_EQ(mismatches(r2.d, h.golden()), 0u);
-  EXPECT_EQ(mismatches(r3.d, r1.d), 0u);  // the same job again: same bits
-  EXPECT_EQ(r3.stats.cycles, r1.stats.cycles);
-}
-
-TEST(System, ProgressReachesOne) {
-  const Problem p = make_problem(MmaKindId::Mxf4, Model::Blackwell, 256, 64, 64, false, 32);
-  std::vector<double> seen;
-  fm::TensorCoreParams prm;
-  prm.tile_n = 32;
-  fm::run_tensor_core(prm, p.workload(), [&](double f) { seen.push_back(f); });
-  ASSERT_EQ(seen.size(), 4u);  // 2 x 2 output tiles
-  EXPECT_DOUBLE_EQ(seen.back(), 1.0);
-  for (size_t i = 1; i < seen.size(); ++i) EXPECT_GT(seen[i], seen[i - 1]);
-}
-
-TEST(System, TimingOnlyGivesTheSameSchedule) {
-  // The schedule never depends on operand values: a timing-only run (what `fp4sim whatif` uses)
-  // reports exactly the statistics of the full run.
-  const Problem p = make_problem(MmaKindId::Mxf4Nvf4, Model::Blackwell, 200, 72, 320, true, 33);
-  fm::Workload w = p.workload();
-  fm::TensorCoreParams prm;
-  prm.tile_n = 32;
-  const fm::Result full = fm::run_tensor_core(prm, w);
-  w.timing_only = true;
-  w.a = {};
-  w.b = {};
-  const fm::Result t = fm::run_tensor_core(prm, w);
-  EXPECT_EQ(t.stats.cycles, full.stats.cycles);
-  EXPECT_EQ(t.stats.stalls, full.stats.stalls);
-  EXPECT_EQ(t.stats.bytes, full.stats.bytes);
-  const Problem h = make_problem(MmaKindId::Hif4, Model::AscendHif4, 200, 136, 1088, false, 34);
-  fm::Workload wh = h.workload();
-  const fm::Result fh = fm::run_cube(small_cube(), wh);
-  wh.timing_only = true;
-  const fm::Result th = fm::run_cube(small_cube(), wh);
-  EXPECT_EQ(th.stats.cycles, fh.stats.cycles);
-  EXPECT_EQ(th.stats.stalls, fh.stats.stalls);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Datapath hook (RTL in the loop plugs in here)
-
-// Runs golden gemm as the datapath, recording the steps; flips bit 0 of the step output at layer
-// position (row 0, col 0) in the last K step when `fault` is set.
 struct RecordingDatapath {
   size_t K_total = 0;
   bool fault = false;
@@ -449,43 +136,6 @@ struct RecordingDatapath {
     return d;
   }
 };
-
-TEST(System, DatapathHookComputesEveryStep) {
-  const Problem p = make_problem(MmaKindId::Mxf4Nvf4, Model::Blackwell, 200, 72, 320, true, 36);
-  const Problem h = make_problem(MmaKindId::Hif4, Model::AscendHif4, 200, 136, 1088, true, 37);
-  for (bool fault : {false, true}) {
-    SCOPED_TRACE(fault ? "faulty datapath" : "golden datapath");
-    auto rec = std::make_shared<RecordingDatapath>();
-    rec->K_total = p.K;
-    rec->fault = fault;
-    fm::Workload w = p.workload();
-    w.datapath = [rec](auto&&... args) { return (*rec)(args...); };
-    fm::TensorCoreParams prm;
-    prm.tile_n = 32;
-    const fm::Result r = fm::run_tensor_core(prm, w);
-    EXPECT_EQ(rec->steps, r.stats.instructions);  // one call per instruction
-    EXPECT_EQ(rec->macs, p.M * p.N * p.K);        // covering the layer once (real rows only)
-    const std::vector<float> want = p.golden();
-    EXPECT_EQ(mismatches(r.d, want, fault), fault ? 1u : 0u);  // the engine's D is the datapath's
-    EXPECT_EQ(std::bit_cast<uint32_t>(r.d[0]) ^ std::bit_cast<uint32_t>(want[0]), fault ? 1u : 0u);
-
-    auto rec_h = std::make_shared<RecordingDatapath>();
-    rec_h->K_total = h.K;
-    rec_h->fault = fault;
-    fm::Workload wh = h.workload();
-    wh.datapath = [rec_h](auto&&... args) { return (*rec_h)(args...); };
-    const fm::Result rh = fm::run_cube(small_cube(), wh);
-    EXPECT_EQ(rec_h->steps, rh.stats.instructions);  // one call per cube K step
-    EXPECT_EQ(rec_h->macs, h.M * h.N * h.K);
-    const std::vector<float> want_h = h.golden();
-    EXPECT_EQ(mismatches(rh.d, want_h, fault), fault ? 1u : 0u);
-    EXPECT_EQ(std::bit_cast<uint32_t>(rh.d[0]) ^ std::bit_cast<uint32_t>(want_h[0]), fault ? 1u : 0u);
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// VCD trace of the pins
-
 // Value changes of one VCD variable: (time in the file's unit, value).
 using Changes = std::vector<std::pair<uint64_t, uint64_t>>;
 
@@ -521,39 +171,529 @@ Changes vcd_changes(const std::string& path, const std::string& scope, const std
   return out;
 }
 
-TEST(System, VcdTraceRecordsThePins) {
+
+uint64_t stall_sum(const fm::Stats& s) {
+  uint64_t t = 0;
+  for (const auto& [k, v] : s.stalls) t += v;
+  return t;
+}
+
+// Invariants every run must satisfy, whatever the mode.
+void check_stats(const fm::Stats& s, size_t M, size_t N, size_t K) {
+  EXPECT_EQ(s.macs, static_cast<uint64_t>(M) * N * K);
+  // Every core-cycle computes or is charged to one cause.
+  EXPECT_EQ(static_cast<uint64_t>(s.cores) * s.cycles, s.compute_cycles + stall_sum(s));
+  if (s.timing == fm::Timing::Cycle) {
+    EXPECT_EQ(s.sim_time_ps, s.cycles * fm::kClockPs);
+  }
+  EXPECT_GT(s.utilization(), 0.0);
+  EXPECT_LE(s.utilization(), 1.0);
+  // Physical bounds: never faster than the compute or the HBM roofline.
+  EXPECT_GE(static_cast<double>(s.cycles), s.compute_roofline_cycles);
+  EXPECT_GE(static_cast<double>(s.cycles), s.memory_roofline_cycles);
+  EXPECT_EQ(s.bytes_of("global_store"), static_cast<uint64_t>(M) * N * 4);
+}
+
+fm::Params params(fm::EngineKind e, std::initializer_list<std::pair<const char*, const char*>> kv) {
+  fm::Params p = fm::default_params(e);
+  for (const auto& [k, v] : kv) fm::set_param(p, k, v);
+  return p;
+}
+fm::Params tc_params(std::initializer_list<std::pair<const char*, const char*>> kv = {}) {
+  return params(fm::EngineKind::TensorCore, kv);
+}
+fm::Params cube_params(std::initializer_list<std::pair<const char*, const char*>> kv = {}) {
+  return params(fm::EngineKind::Cube, kv);
+}
+fm::RunOptions mode(fm::Timing t) {
+  fm::RunOptions o;
+  o.timing = t;
+  return o;
+}
+fm::Workload timing_only(MmaKindId kind, Model model, size_t M, size_t N, size_t K) {
+  fm::Workload w;
+  w.cfg = fp4sim::make_mma_config(kind);
+  w.cfg.model = model;
+  w.model = model;
+  w.M = M, w.N = N, w.K = K;
+  w.timing_only = true;
+  return w;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bit-exact on every kind, with partial tiles, C on / off, several cores, both timing modes
+
+void tc_exact(MmaKindId kind, const fp4sim::ElemFormat* ea, const fp4sim::ElemFormat* eb, bool with_c,
+              uint32_t seed) {
+  const int kin = fp4sim::mma_kind(kind).k;
+  // M = 200: one full and one partial 128-row tile; N = 72 with tile_n 32: two full + one 8-wide.
+  Problem p = make_problem(kind, Model::Blackwell, 200, 72, static_cast<size_t>(5 * kin), with_c, seed, ea, eb);
+  fm::Workload w = p.workload();
+  w.threads = 2;
+  for (fm::Timing t : {fm::Timing::Cycle, fm::Timing::Analytic}) {
+    const fm::Result r = fm::run(tc_params({{"tile_n", "32"}, {"cores", "4"}}), w, mode(t));
+    EXPECT_EQ(mismatches(r.d, p.golden()), 0u);
+    check_stats(r.stats, p.M, p.N, p.K);
+    EXPECT_EQ(r.stats.instructions, 2u * 3u * 5u);  // 2 M tiles x 3 N tiles x 5 instructions
+    EXPECT_EQ(r.stats.timing, t);
+  }
+}
+
+TEST(TensorCore, Mxf4Nvf4BitExact) {
+  tc_exact(MmaKindId::Mxf4Nvf4, nullptr, nullptr, false, 1);
+  tc_exact(MmaKindId::Mxf4Nvf4, nullptr, nullptr, true, 2);
+}
+TEST(TensorCore, Mxf4BitExact) {
+  tc_exact(MmaKindId::Mxf4, nullptr, nullptr, false, 3);
+  tc_exact(MmaKindId::Mxf4, nullptr, nullptr, true, 4);
+}
+TEST(TensorCore, Mxf8f6f4BitExact) {
+  tc_exact(MmaKindId::Mxf8f6f4, &fp4sim::kE4M3, &fp4sim::kE4M3, true, 5);
+  tc_exact(MmaKindId::Mxf8f6f4, &fp4sim::kE5M2, &fp4sim::kE2M1, false, 6);
+  tc_exact(MmaKindId::Mxf8f6f4, &fp4sim::kE2M3, &fp4sim::kE3M2, true, 7);
+}
+TEST(TensorCore, Fp32SeqAndFullInstructionBitExact) {
+  const Problem p = make_problem(MmaKindId::Mxf4Nvf4, Model::Fp32Seq, 128, 64, 256, true, 8);
+  EXPECT_EQ(mismatches(fm::run(tc_params(), p.workload()).d, p.golden()), 0u);
+  const Problem q = make_problem(MmaKindId::Mxf4, Model::Blackwell, 128, 256, 512, true, 9);  // N = 256
+  EXPECT_EQ(mismatches(fm::run(tc_params({{"tile_n", "256"}, {"tile_k", "256"}}), q.workload()).d, q.golden()), 0u);
+}
+
+TEST(Cube, Hif4BitExact) {
+  // M = 200, N = 136, K = 1088 = 17 groups: partial tiles and a partial K step with small buffers.
+  for (bool with_c : {false, true}) {
+    const Problem p = make_problem(MmaKindId::Hif4, Model::AscendHif4, 200, 136, 1088, with_c, 20 + with_c);
+    for (fm::Timing t : {fm::Timing::Cycle, fm::Timing::Analytic}) {
+      const fm::Result r = fm::run(cube_params({{"l0a_bytes", "16384"}, {"l0b_bytes", "16384"}, {"cores", "3"}}),
+                                   p.workload(), mode(t));
+      EXPECT_EQ(mismatches(r.d, p.golden()), 0u);
+      check_stats(r.stats, p.M, p.N, p.K);
+      EXPECT_GT(r.stats.instructions, 1u);
+    }
+  }
+}
+TEST(Cube, Hif4DelayedRoundingBitExact) {
+  Problem p = make_problem(MmaKindId::Hif4, Model::AscendHif4, 64, 48, 64 * 14, true, 22);
+  p.cfg.hif4_round_groups = 3;  // K steps must hold whole rounding groups
+  EXPECT_EQ(mismatches(fm::run(cube_params({{"l0a_bytes", "16384"}}), p.workload()).d, p.golden()), 0u);
+  p.cfg.hif4_round_groups = 0;  // one rounding over all of K: one K step
+  EXPECT_EQ(mismatches(fm::run(cube_params(), p.workload()).d, p.golden()), 0u);
+}
+TEST(Cube, Nvfp4AndMxfp4BitExactStreamingL1) {
+  for (MmaKindId k : {MmaKindId::Mxf4Nvf4, MmaKindId::Mxf4}) {
+    const Problem p = make_problem(k, Model::Blackwell, 144, 80, 640, true, 23);
+    // l1_k < K: L1 chunks stream A and B; raster m.
+    const fm::Result r = fm::run(cube_params({{"tile_k", "128"}, {"l1_k", "256"}, {"raster", "m"}}), p.workload());
+    EXPECT_EQ(mismatches(r.d, p.golden()), 0u);
+    check_stats(r.stats, p.M, p.N, p.K);
+    EXPECT_EQ(r.stats.mapping.l1_k, 256);
+  }
+}
+
+// The output quantize unit encodes D with golden's rule (PTS off), tile by tile.
+TEST(System, QuantizeUnitMatchesGolden) {
+  const Problem p = make_problem(MmaKindId::Mxf4Nvf4, Model::Blackwell, 130, 128, 256, true, 24);
+  const Problem h = make_problem(MmaKindId::Hif4, Model::AscendHif4, 48, 128, 256, true, 25);
+  fp4sim::QuantOptions opt;
+  opt.pts = false;
+  for (auto [fmt, bf] : {std::pair{"nvfp4", fp4sim::BlockFormat::Nvfp4}, std::pair{"mxfp8", fp4sim::BlockFormat::Mxfp8E4M3},
+                         std::pair{"hif4", fp4sim::BlockFormat::Hif4}}) {
+    SCOPED_TRACE(fmt);
+    for (bool cube : {false, true}) {
+      const Problem& pr = cube ? h : p;
+      const fm::Params prm = cube ? cube_params({{"out_format", fmt}}) : tc_params({{"out_format", fmt}, {"tile_n", "64"}});
+      const fm::Result r = fm::run(prm, pr.workload());
+      const std::vector<float> d = pr.golden();
+      EXPECT_EQ(mismatches(r.d, d), 0u);
+      const fp4sim::Quantized q = fp4sim::quantize(bf, d, pr.M, pr.N, opt);
+      EXPECT_EQ(r.q_codes, q.codes);
+      std::vector<uint32_t> scales(q.scales.begin(), q.scales.end());
+      EXPECT_EQ(r.q_scales, bf == fp4sim::BlockFormat::Hif4 ? q.scale_words : scales);
+      // Stored bytes are the quantized tensor's, and the unit takes time.
+      const fm::Result r0 = fm::run(cube ? cube_params({{"out_format", fmt}, {"quant_elems_per_cycle", "1"}})
+                                         : tc_params({{"out_format", fmt}, {"tile_n", "64"}, {"quant_elems_per_cycle", "1"}}),
+                                    pr.workload());
+      EXPECT_GT(r0.stats.cycles, r.stats.cycles + pr.M * pr.N / prm.cores / 2);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Micro cases with hand-derived cycle counts (every number in the comments)
+
+// One SM, round numbers: HBM and L2 64 B/cycle with latencies 100 and 20, link 64 B/cycle,
+// tcgen05.cp 16 B/cycle, tcgen05.ld 64 B/cycle, unlimited SMEM read, pipeline depth 2.
+fm::Params micro_tc() {
+  return tc_params({{"cores", "1"}, {"dram_bytes_per_cycle", "64"}, {"dram_latency", "100"},
+                    {"l2_bytes_per_cycle", "64"}, {"l2_latency", "20"}, {"core_load_bytes_per_cycle", "64"},
+                    {"core_store_bytes_per_cycle", "64"}, {"tmem_cp_bytes_per_cycle", "16"},
+                    {"tmem_ld_bytes_per_cycle", "64"}, {"smem_read_bytes_per_cycle", "1073741824"},
+                    {"pipeline_depth", "2"}, {"stages", "2"}, {"raster", "n"}, {"mapper_candidates", "1"}});
+}
+
+TEST(TensorCore, OneInstructionHandDerived) {
+  // 128 x 64 x 64 NVFP4: one stage, one instruction. Requests in issue order (all HBM misses):
+  // A 128 x 32 B = 4096, SFA 512, B 64 x 32 B = 2048, SFB 256.
+  //   HBM port (64 B/cycle) ends A 64, SFA 72, B 104, SFB 108; +100 latency: fills at 164/172/204/208.
+  //   L2 port moves each fill: A 164-228, SFA 228-236, B 236-268, SFB 268-272; +20: replies at
+  //   248/256/288/292. Link (64 B/cycle): A 248-312, SFA -320, B -352, SFB -356: stage full at 356.
+  //   tcgen05.cp: (128 + 64) rows x 4 scales = 768 B / 16 = 48: 356-404 (scale_copy 48).
+  //   MMA: 128 x 64 / 256 lanes = 32 cycles, 404-436; + depth 2: accumulator full at 438.
+  //   tcgen05.ld 32768 B / 64 = 512: 438-950. Store: 8 x 4096 B over the 64 B/cycle link, pushed at
+  //   1014, 1078, ..., 1462; each crosses the L2 port (64 cycles) then HBM (64): the last ends at
+  //   1462 + 64 + 64 = 1590.
+  fm::Params p = micro_tc();
+  fm::set_param(p, "tile_n", "64");
+  fm::set_param(p, "tile_k", "64");
+  const fm::Result r = fm::run(p, timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, 128, 64, 64));
+  EXPECT_EQ(r.stats.cycles, 1590u);
+  EXPECT_EQ(r.stats.compute_cycles, 32u);
+  EXPECT_EQ(r.stats.stall("operand_load"), 356u);
+  EXPECT_EQ(r.stats.stall("scale_copy"), 48u);
+  EXPECT_EQ(r.stats.stall("tail"), 1590u - 436u);
+  EXPECT_EQ(r.stats.bytes_of("dram_read"), 4096u + 512u + 2048u + 256u);
+  EXPECT_EQ(r.stats.bytes_of("dram_write"), 128u * 64u * 4u);
+  check_stats(r.stats, 128, 64, 64);
+}
+
+TEST(TensorCore, TwoDependentInstructionsHandDerived) {
+  // 128 x 8 x 128, one stage of two instructions on one accumulator, depth pinned to 10.
+  // Requests: A 2 x 4096 (64 rows of 64 B each), SFA 1024, B 512, SFB 64.
+  //   HBM ends 64, 128, 144, 152, 153; fills at 164, 228, 244, 252, 253. L2 port: 164-228, 228-292,
+  //   292-308, 308-316, 316-317; replies +20: 248, 312, 328, 336, 337. Link: 248-312, -376, -392,
+  //   -400, -401: full at 401. tcgen05.cp (128 + 8) x 8 = 1088 B / 16 = 68: 401-469.
+  //   MMA 0: 128 x 8 / 256 = 4 cycles, 469-473. MMA 1 reads MMA 0's accumulator: starts at
+  //   469 + 10 = 479 (6 cycles accumulator_dependency), ends 483; full at 493. tcgen05.ld
+  //   4096 / 64 = 64: -557. Store: one 4096 B request pushed at 621, L2 port -685, HBM -749.
+  fm::Params p = micro_tc();
+  fm::set_param(p, "tile_n", "8");
+  fm::set_param(p, "tile_k", "128");
+  fm::set_param(p, "pipeline_depth", "10");
+  const fm::Result r = fm::run(p, timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, 128, 8, 128));
+  EXPECT_EQ(r.stats.cycles, 749u);
+  EXPECT_EQ(r.stats.compute_cycles, 8u);
+  EXPECT_EQ(r.stats.stall("accumulator_dependency"), 6u);
+  EXPECT_EQ(r.stats.stall("scale_copy"), 68u);
+  EXPECT_EQ(r.stats.stall("operand_load"), 401u);
+  check_stats(r.stats, 128, 8, 128);
+}
+
+TEST(TensorCore, SmemRingHandDerived) {
+  // 128 x 64 x 256 in four 64-deep stages, memory latencies 0 and HBM / L2 / cp / ld unlimited, so
+  // each request costs one HBM cycle and one L2-port cycle, and the 64 B/cycle link dominates:
+  // a stage's four requests take 64 + 8 + 32 + 4 = 108 link cycles; its MMA 32.
+  //   1 stage: loads of stage k+1 wait for MMA k to free the stage. Stage 0: replies at 2..5, link
+  //   2-110, cp 110-111, MMA 111-143. Each later stage repeats 143 cycles: MMA 3 ends 572. Depth 2,
+  //   ld 1: 575; store 8 x 64 link cycles: last request 1087, L2 1088, HBM 1089.
+  //   2 stages: stages 0 and 1 load back to back (full at 110, 218); stage 2 issues when MMA 0
+  //   frees slot 0 (143) and follows stage 1 on the link: full 326; stage 3 issues at 251 (MMA 1
+  //   ends), full 434. MMA 3: 435-467; 469, 470; store: last request 982, L2 983, HBM 984.
+  fm::Params p = tc_params({{"cores", "1"}, {"dram_bytes_per_cycle", "1073741824"}, {"dram_latency", "0"},
+                            {"l2_bytes_per_cycle", "1073741824"}, {"l2_latency", "0"},
+                            {"core_load_bytes_per_cycle", "64"}, {"core_store_bytes_per_cycle", "64"},
+                            {"tmem_cp_bytes_per_cycle", "1073741824"}, {"tmem_ld_bytes_per_cycle", "1073741824"},
+                            {"smem_read_bytes_per_cycle", "1073741824"}, {"pipeline_depth", "2"}, {"tile_n", "64"},
+                            {"tile_k", "64"}, {"raster", "n"}, {"mapper_candidates", "1"}});
+  const fm::Workload w = timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, 128, 64, 256);
+  fm::set_param(p, "stages", "1");
+  EXPECT_EQ(fm::run(p, w).stats.cycles, 1089u);
+  fm::set_param(p, "stages", "2");
+  EXPECT_EQ(fm::run(p, w).stats.cycles, 984u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Conservation: bytes per level are what the mapping implies
+
+TEST(System, BytesPerLevelFollowTheMapping) {
+  // Tensor core, 4 SMs, 256 x 512 x 1024 NVFP4, tile 128 x 128, K stage 256: 2 x 4 tiles.
+  // Each tile loads A (128 rows) and B (128 rows) over the whole K: 8 x 2 x (128 x 512 + 128 x 64)
+  // bytes from L2; HBM reads each byte of A and B once (L2 large); D is stored once.
+  const fm::Params p = tc_params({{"cores", "4"}, {"tile_n", "128"}, {"tile_k", "256"}, {"mapper_candidates", "1"}});
+  const fm::Result r = fm::run(p, timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, 256, 512, 1024));
+  const uint64_t per_rows = 128 * 512 + 128 * 64;  // 128 rows of K = 1024: elements + UE4M3 scales
+  EXPECT_EQ(r.stats.bytes_of("l2_read"), 8u * 2u * per_rows);
+  EXPECT_EQ(r.stats.bytes_of("smem_write"), 8u * 2u * per_rows);
+  EXPECT_EQ(r.stats.bytes_of("dram_read"), (256u + 512u) * (512u + 64u));
+  EXPECT_EQ(r.stats.bytes_of("dram_write"), 256u * 512u * 4u);
+  EXPECT_EQ(r.stats.bytes_of("l2_write"), 256u * 512u * 4u);
+  EXPECT_EQ(r.stats.bytes_of("tmem_scale"), 8u * 256u * 64u);
+  // Cube, whole K resident in L1 along N: A is loaded once per core and m block, B once per tile.
+  const fm::Params c = cube_params({{"cores", "2"}, {"tile_m", "32"}, {"tile_n", "64"}, {"tile_k", "256"},
+                                    {"l1_k", "1024"}, {"raster", "n"}, {"mapper_candidates", "1"}});
+  const fm::Result rc = fm::run(c, timing_only(MmaKindId::Hif4, Model::AscendHif4, 32, 512, 1024));
+  const uint64_t hrow = 512 + 16 * 4;  // one row of K = 1024: elements + 16 HiF4 words
+  EXPECT_EQ(rc.stats.bytes_of("l2_read"), 2u * 32u * hrow + 512u * hrow);  // A on each of 2 cores, B once
+  EXPECT_EQ(rc.stats.bytes_of("dram_read"), (32u + 512u) * hrow);
+  EXPECT_EQ(rc.stats.bytes_of("l0a"), 8u * 4u * 32u * hrow / 4u);  // 8 tiles x 4 K steps x A step
+  // A smaller L2 than the operands: the streamed operand comes from HBM again.
+  fm::Params small = p;
+  fm::set_param(small, "l2_bytes", "65536");
+  const fm::Result rs = fm::run(small, timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, 256, 512, 1024));
+  EXPECT_GT(rs.stats.bytes_of("dram_read"), r.stats.bytes_of("dram_read"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Properties over sweeps (the mapper's best mapping)
+
+uint64_t cycles_of(const fm::Params& p, const fm::Workload& w, fm::Timing t) { return fm::run(p, w, mode(t)).stats.cycles; }
+
+void monotone(fm::EngineKind e, const char* key, std::vector<const char*> values, const fm::Workload& w, fm::Timing t,
+              bool more_is_faster = true) {
+  uint64_t prev = UINT64_MAX;
+  for (const char* v : values) {
+    fm::Params p = fm::default_params(e);
+    fm::set_param(p, "cores", "8");
+    fm::set_param(p, key, v);
+    const uint64_t c = cycles_of(p, w, t);
+    if (more_is_faster) {
+      EXPECT_LE(c, prev) << key << "=" << v << " (" << fm::timing_name(t) << ")";
+    }
+    prev = c;
+  }
+}
+
+TEST(Properties, MoreResourcesNeverSlower) {
+  const fm::Workload tc = timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, 512, 1024, 1024);
+  const fm::Workload dec = timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, 16, 2048, 2048);
+  const fm::Workload cu = timing_only(MmaKindId::Hif4, Model::AscendHif4, 512, 1024, 1024);
+  const fm::Workload cdec = timing_only(MmaKindId::Hif4, Model::AscendHif4, 16, 2048, 2048);
+  for (fm::Timing t : {fm::Timing::Analytic, fm::Timing::Cycle}) {
+    for (const fm::Workload* w : {&tc, &dec}) {
+      monotone(fm::EngineKind::TensorCore, "dram_bytes_per_cycle", {"128", "256", "512", "1024"}, *w, t);
+      monotone(fm::EngineKind::TensorCore, "smem_bytes", {"65536", "131072", "233472"}, *w, t);
+      monotone(fm::EngineKind::TensorCore, "dot_lanes", {"64", "128", "256"}, *w, t);
+      monotone(fm::EngineKind::TensorCore, "cores", {"2", "4", "8"}, *w, t);
+    }
+    for (const fm::Workload* w : {&cu, &cdec}) {
+      monotone(fm::EngineKind::Cube, "dram_bytes_per_cycle", {"64", "128", "256", "512"}, *w, t);
+      monotone(fm::EngineKind::Cube, "l0a_bytes", {"32768", "65536", "131072"}, *w, t);
+      monotone(fm::EngineKind::Cube, "l1_bytes", {"131072", "262144", "524288"}, *w, t);
+      monotone(fm::EngineKind::Cube, "rows", {"4", "8", "16"}, *w, t);
+      monotone(fm::EngineKind::Cube, "cores", {"2", "4", "8"}, *w, t);
+    }
+  }
+}
+
+TEST(Properties, LargeComputeBoundReachesPeak) {
+  // Enough bandwidth everywhere: the datapath is the bottleneck and stays >= 90 % busy.
+  for (fm::Timing t : {fm::Timing::Analytic, fm::Timing::Cycle}) {
+    const fm::Result r = fm::run(tc_params({{"cores", "4"}, {"l2_bytes_per_cycle", "65536"}, {"core_load_bytes_per_cycle", "256"}}),
+                                 timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, 1024, 2048, 4096), mode(t));
+    EXPECT_GE(r.stats.utilization(), 0.90) << fm::timing_name(t) << " " << r.stats.mapping.str();
+    const fm::Result c = fm::run(cube_params({{"cores", "4"}, {"core_load_bytes_per_cycle", "512"}, {"mte1_bytes_per_cycle", "512"}}),
+                                 timing_only(MmaKindId::Hif4, Model::AscendHif4, 1024, 2048, 4096), mode(t));
+    EXPECT_GE(c.stats.utilization(), 0.90) << fm::timing_name(t) << " " << c.stats.mapping.str();
+  }
+}
+
+TEST(Properties, DecodeNearMemoryRoofline) {
+  // M = 1 ... 16: the weights stream from HBM once; the layer lands within 10 % of bytes / bandwidth.
+  for (fm::Timing t : {fm::Timing::Analytic, fm::Timing::Cycle}) {
+    for (size_t m : {1, 4, 16}) {
+      const fm::Result r = fm::run(tc_params(), timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, m, 4096, 4096), mode(t));
+      EXPECT_LE(static_cast<double>(r.stats.cycles), 1.10 * r.stats.memory_roofline_cycles)
+          << "tensor core M=" << m << " " << fm::timing_name(t) << " " << r.stats.mapping.str();
+      const fm::Result c = fm::run(cube_params(), timing_only(MmaKindId::Hif4, Model::AscendHif4, m, 4096, 4096), mode(t));
+      EXPECT_LE(static_cast<double>(c.stats.cycles), 1.10 * c.stats.memory_roofline_cycles)
+          << "cube M=" << m << " " << fm::timing_name(t) << " " << c.stats.mapping.str();
+    }
+  }
+}
+
+// Analytic vs cycle on the same mapping: within 15 % on compute-bound and memory-bound shapes
+// (docs/models.md "Two timing modes").
+TEST(Properties, AnalyticAgreesWithCycle) {
+  struct Case {
+    fm::EngineKind e;
+    MmaKindId kind;
+    Model model;
+    size_t M, N, K;
+  };
+  for (const Case& c : {Case{fm::EngineKind::TensorCore, MmaKindId::Mxf4Nvf4, Model::Blackwell, 1024, 2048, 2048},
+                        Case{fm::EngineKind::TensorCore, MmaKindId::Mxf4Nvf4, Model::Blackwell, 8, 4096, 4096},
+                        Case{fm::EngineKind::Cube, MmaKindId::Hif4, Model::AscendHif4, 1024, 2048, 2048},
+                        Case{fm::EngineKind::Cube, MmaKindId::Hif4, Model::AscendHif4, 8, 4096, 4096}}) {
+    fm::Params p = fm::default_params(c.e);
+    const fm::Workload w = timing_only(c.kind, c.model, c.M, c.N, c.K);
+    const fm::Result a = fm::run(p, w, mode(fm::Timing::Analytic));
+    // Pin the analytic mapping so both modes time the same schedule.
+    const fm::Mapping& m = a.stats.mapping;
+    fm::set_param(p, "tile_m", std::to_string(m.tile_m));
+    fm::set_param(p, "tile_n", std::to_string(m.tile_n));
+    fm::set_param(p, "tile_k", std::to_string(m.tile_k));
+    if (m.l1_k) fm::set_param(p, "l1_k", std::to_string(m.l1_k));
+    if (m.stages) fm::set_param(p, "stages", std::to_string(m.stages));
+    fm::set_param(p, "raster", m.raster == fm::Raster::AlongM ? "m" : "n");
+    const fm::Result y = fm::run(p, w, mode(fm::Timing::Cycle));
+    const double ratio = static_cast<double>(a.stats.cycles) / static_cast<double>(y.stats.cycles);
+    EXPECT_NEAR(ratio, 1.0, 0.15) << fm::engine_name(c.e) << " " << c.M << "x" << c.N << "x" << c.K << " "
+                                  << m.str() << ": analytic " << a.stats.cycles << " cycle " << y.stats.cycles;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parameters, mapper, system
+
+TEST(Params, SetAndReject) {
+  fm::Params p = fm::default_params(fm::EngineKind::Cube);
+  fm::set_param(p, "l0a_bytes", "32768");
+  EXPECT_EQ(p.l0a_bytes, 32768);
+  EXPECT_EQ(fm::get_param(p, "l0a_bytes"), "32768");
+  fm::set_param(p, "out_format", "hif4");
+  EXPECT_EQ(fm::get_param(p, "out_format"), "hif4");
+  auto msg = [&](const char* k, const char* v) {
+    try {
+      fm::set_param(p, k, v);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(msg("l0_bytes", "1").find("unknown model parameter 'l0_bytes'"), std::string::npos);
+  EXPECT_NE(msg("smem_bytes", "1").find("does not apply to the cube"), std::string::npos);
+  EXPECT_NE(msg("l0a_bytes", "12k").find("bad value '12k' for model parameter 'l0a_bytes'"), std::string::npos);
+  EXPECT_NE(msg("cores", "0").find("'cores' (1 to"), std::string::npos);
+  EXPECT_NE(msg("raster", "diagonal").find("(one of auto, n, m)"), std::string::npos);
+  for (const fm::ParamDesc& d : fm::param_table(fm::EngineKind::TensorCore))
+    EXPECT_NO_THROW(fm::get_param(fm::default_params(fm::EngineKind::TensorCore), d.key)) << d.key;
+}
+
+TEST(Params, PipelineDepthComesFromTheRtlUnit) {
+  // 0 = the measured latency of the RTL unit computing the configuration (test_unit_latency.cpp).
+  const fm::Result r = fm::run(tc_params({{"cores", "1"}}), timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, 128, 64, 64));
+  (void)r;
+  EXPECT_EQ(fm::rtl_pipeline_depth(fm::EngineKind::TensorCore, fp4sim::make_mma_config(MmaKindId::Mxf4Nvf4)),
+            fm::unit_latency("bs_dot_k64_ue4m3_b16"));
+  EXPECT_EQ(fm::rtl_pipeline_depth(fm::EngineKind::Cube, fp4sim::make_mma_config(MmaKindId::Hif4)),
+            fm::unit_latency("hif4_pe"));
+  EXPECT_EQ(fm::rtl_pipeline_depth(fm::EngineKind::Cube, fp4sim::make_mma_config(MmaKindId::Mxf4Nvf4)),
+            fm::unit_latency("nvfp4_pe64"));
+  EXPECT_EQ(fm::rtl_pipeline_depth(fm::EngineKind::TensorCore, fp4sim::make_mma_config(MmaKindId::Mxf4)),
+            fm::unit_latency("bs_dot_k64_ue8m0_b32"));
+}
+
+TEST(Mapper, EveryShapeFromMEqualsOne) {
+  for (size_t m : {1, 2, 7, 16, 33}) {
+    const Problem p = make_problem(MmaKindId::Mxf4Nvf4, Model::Blackwell, m, 48, 256, true, 40 + m);
+    EXPECT_EQ(mismatches(fm::run(tc_params({{"cores", "2"}}), p.workload()).d, p.golden()), 0u) << m;
+    const Problem h = make_problem(MmaKindId::Hif4, Model::AscendHif4, m, 48, 256, true, 50 + m);
+    EXPECT_EQ(mismatches(fm::run(cube_params({{"cores", "2"}}), h.workload()).d, h.golden()), 0u) << m;
+  }
+  // The issue's failing case: decode-shaped on the cube with small L0 buffers.
+  const fm::Result r = fm::run(cube_params({{"l0a_bytes", "32768"}}), timing_only(MmaKindId::Hif4, Model::AscendHif4, 16, 4096, 4096));
+  EXPECT_GT(r.stats.cycles, 0u);
+}
+
+TEST(Mapper, PinnedMappingAndClearErrors) {
+  const fm::Workload w = timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, 256, 256, 512);
+  const fm::Result r = fm::run(tc_params({{"tile_n", "64"}, {"tile_k", "128"}, {"stages", "3"}, {"raster", "m"}}), w);
+  EXPECT_EQ(r.stats.mapping.tile_n, 64);
+  EXPECT_EQ(r.stats.mapping.tile_k, 128);
+  EXPECT_EQ(r.stats.mapping.stages, 3);
+  EXPECT_EQ(r.stats.mapping.raster, fm::Raster::AlongM);
+  EXPECT_EQ(r.stats.mappings_evaluated, 1u);
+  const auto err = [&](const fm::Params& p) {
+    try {
+      fm::run(p, w);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(err(tc_params({{"tile_n", "12"}})).find("tile_n must be 8..256"), std::string::npos);
+  EXPECT_NE(err(tc_params({{"smem_bytes", "1024"}})).find("exceed smem_bytes"), std::string::npos);
+  EXPECT_NE(err(tc_params({{"tile_m", "64"}})).find("tile_m must be 128"), std::string::npos);
+  const Problem h = make_problem(MmaKindId::Hif4, Model::AscendHif4, 128, 64, 64, false, 16);
+  EXPECT_THROW(fm::run(tc_params(), h.workload()), std::invalid_argument);  // no HiF4 on the tensor core
+  const Problem e = make_problem(MmaKindId::Mxf4, Model::Exact, 128, 64, 64, false, 17);
+  EXPECT_THROW(fm::run(tc_params(), e.workload()), std::invalid_argument);
+  // The mapper ranks candidates best first.
+  const std::vector<fm::MapChoice> ranked = fm::rank_mappings(tc_params(), w);
+  ASSERT_GT(ranked.size(), 4u);
+  for (size_t i = 1; i < ranked.size(); ++i) EXPECT_LE(ranked[i - 1].estimate.cycles, ranked[i].estimate.cycles);
+}
+
+TEST(System, MultipleJobsAreIndependentOfHistory) {
+  const fm::Workload a = timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, 256, 512, 512);
+  const fm::Workload b = timing_only(MmaKindId::Hif4, Model::AscendHif4, 64, 1024, 512);
+  const fm::Stats first = fm::run(tc_params({{"cores", "8"}}), a).stats;
+  (void)fm::run(tc_params({{"cores", "3"}, {"stages", "2"}}), timing_only(MmaKindId::Mxf4, Model::Blackwell, 300, 96, 256));
+  (void)fm::run(cube_params(), b);
+  const fm::Stats again = fm::run(tc_params({{"cores", "8"}}), a).stats;
+  EXPECT_EQ(first.cycles, again.cycles);
+  EXPECT_EQ(first.stalls, again.stalls);
+  EXPECT_EQ(first.bytes, again.bytes);
+  EXPECT_GE(fm::sim_starts(), 4u);
+}
+
+TEST(System, ProgressReachesOne) {
+  const Problem p = make_problem(MmaKindId::Mxf4Nvf4, Model::Blackwell, 256, 64, 128, false, 30);
+  double last = 0;
+  int calls = 0;
+  fm::RunOptions o;
+  o.progress = [&](double f) { EXPECT_GE(f, last), last = f, ++calls; };
+  fm::run(tc_params({{"tile_n", "32"}}), p.workload(), o);
+  EXPECT_EQ(calls, 4);
+  EXPECT_DOUBLE_EQ(last, 1.0);
+}
+
+TEST(System, TimingOnlyGivesTheSameSchedule) {
+  const Problem p = make_problem(MmaKindId::Hif4, Model::AscendHif4, 200, 136, 1088, true, 31);
+  fm::Workload w = p.workload();
+  const fm::Stats full = fm::run(cube_params({{"cores", "3"}}), w).stats;
+  w.timing_only = true;
+  const fm::Stats t = fm::run(cube_params({{"cores", "3"}}), w).stats;
+  EXPECT_EQ(full.cycles, t.cycles);
+  EXPECT_EQ(full.stalls, t.stalls);
+  EXPECT_EQ(full.bytes, t.bytes);
+}
+
+TEST(System, DatapathHookComputesEveryStep) {
+  const Problem p = make_problem(MmaKindId::Mxf4Nvf4, Model::Blackwell, 200, 72, 320, true, 36);
+  const Problem h = make_problem(MmaKindId::Hif4, Model::AscendHif4, 200, 136, 1088, true, 37);
+  for (fm::Timing t : {fm::Timing::Cycle, fm::Timing::Analytic})
+    for (bool fault : {false, true}) {
+      SCOPED_TRACE(fault ? "faulty datapath" : "golden datapath");
+      for (const Problem* pr : {&p, &h}) {
+        auto rec = std::make_shared<RecordingDatapath>();
+        rec->K_total = pr->K;
+        rec->fault = fault;
+        fm::Workload w = pr->workload();
+        w.datapath = [rec](auto&&... args) { return (*rec)(args...); };
+        const bool cube = pr == &h;
+        const fm::Result r = fm::run(cube ? cube_params({{"cores", "2"}, {"l0a_bytes", "16384"}})
+                                          : tc_params({{"tile_n", "32"}, {"cores", "2"}}),
+                                     w, mode(t));
+        EXPECT_EQ(rec->steps, r.stats.instructions);  // one call per instruction / K step
+        EXPECT_EQ(rec->macs, pr->M * pr->N * pr->K);  // covering the layer once (real rows only)
+        const std::vector<float> want = pr->golden();
+        EXPECT_EQ(mismatches(r.d, want, fault), fault ? 1u : 0u);  // the engine's D is the datapath's
+        EXPECT_EQ(std::bit_cast<uint32_t>(r.d[0]) ^ std::bit_cast<uint32_t>(want[0]), fault ? 1u : 0u);
+      }
+    }
+}
+
+TEST(System, VcdTraceRecordsTheChannels) {
   const std::string path = ::testing::TempDir() + "fp4sim_models_trace_" + std::to_string(::getpid()) + ".vcd";
   fm::open_trace(path);
   EXPECT_THROW(fm::open_trace(path), std::logic_error);  // one trace per process
-  const Problem p = make_problem(MmaKindId::Mxf4Nvf4, Model::Blackwell, 256, 64, 128, false, 35);
-  fm::TensorCoreParams prm;
-  prm.tile_n = 32;
-  const fm::Result r = fm::run_tensor_core(prm, p.workload());  // 2 x 2 output tiles, 2 K steps each
+  // One SM, two SMEM stages, load-bound: the stage ring empties and the MMA queue waits.
+  const fm::Result r = fm::run(tc_params({{"cores", "1"}, {"stages", "2"}, {"tile_n", "64"}, {"tile_k", "64"},
+                                          {"core_load_bytes_per_cycle", "16"}, {"mapper_candidates", "1"}}),
+                               timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, 128, 64, 512));
   fm::close_trace();
   EXPECT_FALSE(std::filesystem::exists(path + ".partial.vcd"));  // renamed into place
   EXPECT_THROW(fm::open_trace(path), std::logic_error);          // a job has run: too late for traces
-
-  const Changes busy = vcd_changes(path, "tensor_core", "busy");
-  const Changes retired = vcd_changes(path, "tensor_core", "retired");
-  const Changes instr = vcd_changes(path, "tensor_core", "instructions");
-  const Changes compute = vcd_changes(path, "tensor_core", "compute_cycles");
-  const Changes stall = vcd_changes(path, "tensor_core", "stall_cycles");
-  ASSERT_FALSE(busy.empty());
-  EXPECT_EQ(busy.front(), std::make_pair(uint64_t{0}, uint64_t{1}));
-  EXPECT_EQ(busy.back(), std::make_pair(r.stats.cycles, uint64_t{0}));  // 1 ns per cycle: falls at `cycles`
-  ASSERT_EQ(retired.size(), 4u);
-  for (size_t i = 0; i < retired.size(); ++i) {
-    EXPECT_EQ(retired[i].second, i + 1);
-    if (i) {
-      EXPECT_GT(retired[i].first, retired[i - 1].first);  // one tile per quantum
-    }
-  }
-  ASSERT_FALSE(instr.empty());
-  EXPECT_EQ(instr.back().second, r.stats.instructions);
-  ASSERT_FALSE(compute.empty());
-  EXPECT_EQ(compute.back().second, r.stats.compute_cycles);
-  ASSERT_FALSE(stall.empty());
-  EXPECT_EQ(stall.back().second, r.stats.cycles - r.stats.compute_cycles);
+  const Changes occ = vcd_changes(path, "SystemC", "tensor_core.sm0.smem_free.occupancy");
+  const Changes ready = vcd_changes(path, "SystemC", "tensor_core.sm0.tma.done.valid");
+  ASSERT_FALSE(occ.empty());
+  // Free stages: 2 at the start, 0 while both load, and both back at the end.
+  EXPECT_EQ(occ.front().second, 2u);
+  EXPECT_TRUE(std::any_of(occ.begin(), occ.end(), [](auto& c) { return c.second == 0; }));
+  EXPECT_EQ(occ.back().second, 2u);
+  EXPECT_LE(occ.back().first, r.stats.cycles);
+  // The TMA's done queue goes valid once per stage (8 stages of K = 64).
+  EXPECT_EQ(std::count_if(ready.begin(), ready.end(), [](auto& c) { return c.second == 1; }), 8);
   std::filesystem::remove(path);
 }
 

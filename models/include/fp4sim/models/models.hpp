@@ -1,20 +1,25 @@
-// Cycle-level SystemC models of two block-scaled matrix engines (docs/models.md):
-//   TensorCore  Blackwell-style tcgen05.mma engine: a stream of M=128 x N x K instructions (K = the
-//               kind's instruction K), operands staged in a modeled shared memory (SMEM) by a TMA-like
-//               load engine, accumulators and scale factors in a modeled tensor memory (TMEM,
-//               128 lanes x 512 columns x 32 bit), D fed back as C across K.
-//   Cube        Ascend-style cube unit: a rows x cols grid of PEs, each one 64-element dot product
-//               per cycle, operand buffers L0A / L0B, FP32 accumulator buffer L0C, scale buffers.
-// The arithmetic is the golden library's (fp4sim::gemm on each instruction / tile, chained through
-// the modeled accumulator memory), so results are bit-identical to golden gemm by construction and
-// checked element by element in the tests. Timing is computed per instruction / per tile with
-// temporal decoupling: each SystemC process advances its local time by whole instructions and
-// synchronises with the kernel once per quantum, not once per cycle.
+// Cycle-level SystemC models of two block-scaled matrix engines on a chip of many cores that share
+// an L2 and HBM (docs/models.md):
+//   TensorCore  Blackwell-style SM: TMA load engine -> SMEM stage ring -> MMA issuer (tcgen05.cp of
+//               the scale factors into TMEM, tcgen05.mma, commit) -> MMA pipeline with accumulators
+//               in TMEM -> epilogue (tcgen05.ld) -> optional quantize unit -> store.
+//   Cube        Ascend-style AI core: MTE2 (global -> L1) -> L1 -> MTE1 (L1 -> L0A / L0B) -> PE array
+//               (rows x cols PEs, pe_k elements each) accumulating in L0C -> FixPipe -> optional
+//               quantize unit -> store.
+// Both: a tile scheduler hands output tiles to `cores` cores; loads and stores go through one L2
+// (capacity, bandwidth, latency) and HBM (bandwidth, latency) shared by all cores.
 //
-// This header is SystemC-free so that the command line can use the models without SystemC headers.
-// One SystemC elaboration per process: the two modules are elaborated once, on first use, and every
-// run() call is one more sc_start() on the same modules (parameters are per job; the modules are
-// idle between jobs). Not thread-safe: call from one thread.
+// Two timing modes (Timing): `cycle`, the structural model (one sc_module per unit, bounded channels,
+// every wait a whole number of clock cycles; the cycle count is what the simulation reaches), and
+// `analytic`, a closed-form per-tile estimate of the same mapping for large sweeps, cross-checked
+// against the cycle model in the tests. The arithmetic is the golden library's in both modes (each
+// instruction / K step calls the Workload's datapath on the operands held in the modeled buffers,
+// chained through the modeled accumulator memory), so D is bit-identical to golden gemm.
+//
+// SystemC-free header: the command line uses the models without SystemC headers. One elaboration per
+// process (SystemC's rule): both engines' modules are elaborated on the first job with enough core
+// slots for `reserve_cores()` (default: the defaults' core counts); every job is one more sc_start()
+// on the same modules. Not thread-safe: call from one thread.
 #pragma once
 
 #include <cstddef>
@@ -22,6 +27,7 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -46,8 +52,8 @@ using Datapath = std::function<std::vector<float>(const MmaConfig& cfg, const St
 // byte) and scale codes (uint32; 8-bit codes in the low byte, HiF4 words as is), as golden gemm.
 struct Workload {
   MmaConfig cfg;
-  Model model = Model::Blackwell;  // numerics of the datapath (Blackwell or AscendHif4; Exact and
-                                   // Fp32Seq run too: the datapath is golden's)
+  Model model = Model::Blackwell;  // numerics of the datapath (Blackwell or AscendHif4; Fp32Seq runs
+                                   // too: the datapath is golden's)
   size_t M = 0, N = 0, K = 0;
   std::span<const uint8_t> a, b;
   std::span<const uint32_t> sa, sb;
@@ -55,60 +61,136 @@ struct Workload {
   // Timing only: skip the datapath (D stays +0). What-if sweeps use it: the schedule does not
   // depend on the values. Operand spans may then be empty.
   bool timing_only = false;
-  // Empty: golden gemm computes every step (on the engine's `threads`). Otherwise this does: each
+  // Empty: golden gemm computes every step (on `threads` host threads). Otherwise this does: each
   // tensor-core instruction (128 x N x K_instr) / each cube K step (m0 x n0 x k0), with C read from
   // the modeled accumulator memory and D written back there.
   Datapath datapath;
+  unsigned threads = 0;  // host threads for golden gemm steps (0 = all)
+};
+
+enum class EngineKind : uint8_t { TensorCore, Cube };
+enum class Timing : uint8_t { Cycle, Analytic };
+std::string_view engine_name(EngineKind e);  // "tensor-core", "cube"
+std::string_view timing_name(Timing t);      // "cycle", "analytic"
+bool parse_timing(std::string_view s, Timing& out);
+
+// Format the optional output quantize unit encodes D to (each with golden's rule; no per-tensor
+// scale: the unit sees one tile at a time, so NVFP4 runs with PTS off, docs/models.md).
+enum class OutFormat : uint8_t { None, Nvfp4, Mxfp8, Hif4 };
+
+// Order in which the tile scheduler hands out output tiles: `n` = along N first (consecutive tiles
+// share the A rows), `m` = along M first (consecutive tiles share the B rows).
+enum class Raster : uint8_t { Auto, AlongN, AlongM };
+
+// Every parameter of one engine and its chip. Settable by key (set_param), listed with ranges and
+// units by param_table(); docs/models.md lists the defaults and their sources. Mapping keys at 0 /
+// "auto" let the mapper choose; any other value pins that part of the mapping.
+struct Params {
+  EngineKind engine = EngineKind::TensorCore;
+  // ---- chip: cores and the shared memory system ----
+  int64_t cores = 0;                  // SMs / AI cores running the layer together
+  int64_t dram_bytes_per_cycle = 0;   // HBM bandwidth of the chip
+  int64_t dram_latency = 0;           // cycles from request to first data, HBM
+  int64_t l2_bytes = 0;               // L2 capacity (LRU over loaded tiles' slabs)
+  int64_t l2_bytes_per_cycle = 0;     // L2 bandwidth of the chip (all cores together)
+  int64_t l2_latency = 0;             // cycles from request to data, L2 hit
+  int64_t core_load_bytes_per_cycle = 0;   // one core's load link (TMA / MTE2 into SMEM / L1)
+  int64_t core_store_bytes_per_cycle = 0;  // one core's store link
+  // ---- datapath ----
+  int64_t dot_lanes = 0;       // tensor core: dot-product units (each one K_instr dot product per cycle)
+  int64_t rows = 0, cols = 0;  // cube: PE grid
+  int64_t pe_k = 0;            // cube: elements per PE dot product per cycle
+  int64_t pipeline_depth = 0;  // cycles from operand read to accumulator write (the RTL unit's latency)
+  // ---- on-core memories and their ports ----
+  int64_t smem_bytes = 0;                 // tensor core: shared memory for operand stages
+  int64_t smem_read_bytes_per_cycle = 0;  // tensor core: MMA operand read port
+  int64_t tmem_columns = 0;               // tensor core: TMEM = 128 lanes x columns x 32 bit
+  int64_t tmem_cp_bytes_per_cycle = 0;    // tensor core: tcgen05.cp SMEM -> TMEM (scale factors)
+  int64_t tmem_ld_bytes_per_cycle = 0;    // tensor core: tcgen05.ld TMEM -> registers (epilogue)
+  int64_t l1_bytes = 0;                   // cube: L1 buffer
+  int64_t l0a_bytes = 0, l0b_bytes = 0;   // cube: operand buffers (double-buffered)
+  int64_t l0c_bytes = 0;                  // cube: FP32 accumulators (double-buffered)
+  int64_t scale_buffer_bytes = 0;         // cube: per operand, block scales beside L0A / L0B
+  int64_t mte1_bytes_per_cycle = 0;       // cube: L1 -> L0A and L1 -> L0B, each
+  int64_t fixpipe_bytes_per_cycle = 0;    // cube: L0C -> FixPipe
+  // ---- output quantize unit ----
+  OutFormat out_format = OutFormat::None;
+  int64_t quant_elems_per_cycle = 0;      // amax + scale + encode throughput
+  // ---- mapping (0 / Auto: chosen by the mapper) ----
+  int64_t tile_m = 0;     // output tile rows (tensor core: 128, the instruction M)
+  int64_t tile_n = 0;     // output tile columns (tensor core: the instruction N, 8..256 step 8)
+  int64_t tile_k = 0;     // K per SMEM stage (tensor core) / per L0 step (cube)
+  int64_t l1_k = 0;       // cube: K per L1 chunk (a multiple of tile_k)
+  int64_t stages = 0;     // tensor core: SMEM stages
+  Raster raster = Raster::Auto;
+  int64_t mapper_candidates = 0;  // cycle mode: best analytic mappings simulated by the mapper
+};
+
+Params default_params(EngineKind e);  // a B200-class SM / a 910-class AI core (docs/models.md)
+// pipeline_depth = 0 means this: the latency of the RTL unit that computes the configuration
+// (rtl::unit_for), measured on the Verilated model by tests/rtl/test_unit_latency.cpp.
+int64_t rtl_pipeline_depth(EngineKind e, const MmaConfig& cfg);
+
+// One settable parameter. Numeric keys take integers in [min, max]; enum keys one of `choices`.
+struct ParamDesc {
+  std::string_view key, unit, help;
+  int64_t min = 0, max = 0;
+  std::vector<std::string_view> choices;  // non-empty for enum keys
+};
+// Keys that apply to an engine, in CSV column order.
+const std::vector<ParamDesc>& param_table(EngineKind e);
+// Sets p's parameter `key` from text. Throws std::invalid_argument with a one-line message naming
+// the key (unknown key, key of the other engine, not a number, out of range, not a choice).
+void set_param(Params& p, std::string_view key, std::string_view value);
+std::string get_param(const Params& p, std::string_view key);
+
+// The mapping a run used (all parts resolved).
+struct Mapping {
+  int64_t tile_m = 0, tile_n = 0, tile_k = 0, l1_k = 0, stages = 0;
+  Raster raster = Raster::AlongN;
+  std::string str() const;  // "tile_m=128 tile_n=64 tile_k=256 stages=4 raster=n"
 };
 
 struct Stats {
-  uint64_t cycles = 0;
-  uint64_t macs = 0;          // M * N * K useful multiply-accumulates
-  uint64_t instructions = 0;  // MMA instructions (tensor core) / tile steps (cube)
-  uint64_t compute_cycles = 0;  // cycles the datapath computed; cycles = compute_cycles + sum(stalls)
-  double peak_macs_per_cycle = 0;
-  std::vector<std::pair<std::string, uint64_t>> stalls;  // cycles the datapath waited, by cause
-  std::vector<std::pair<std::string, uint64_t>> bytes;   // bytes moved, by buffer / path
-  uint64_t sim_time_ps = 0;   // SystemC time the job took (= cycles * clock period)
+  uint64_t cycles = 0;          // layer time: first request to the last byte of D stored
+  uint64_t macs = 0;            // M * N * K useful multiply-accumulates
+  uint64_t instructions = 0;    // MMA instructions (tensor core) / K steps (cube), all cores
+  uint64_t tiles = 0;           // output tiles
+  int64_t cores = 0;            // cores of the chip (some may get no tile)
+  uint64_t compute_cycles = 0;  // datapath busy cycles summed over cores;
+                                // cores * cycles = compute_cycles + sum(stalls)
+  double peak_macs_per_cycle = 0;  // of the chip (all cores)
+  std::vector<std::pair<std::string, uint64_t>> stalls;  // datapath idle cycles by cause, all cores
+  std::vector<std::pair<std::string, uint64_t>> bytes;   // bytes moved per level / path
+  Mapping mapping;
+  uint64_t mappings_evaluated = 0;  // candidates the mapper simulated (cycle) or estimated (analytic)
+  Timing timing = Timing::Cycle;
+  uint64_t sim_time_ps = 0;     // cycle mode: SystemC time the job took (= cycles * clock period)
+  double compute_roofline_cycles = 0;  // MACs / chip peak
+  double memory_roofline_cycles = 0;   // compulsory HBM bytes (A, B, scales, C, D once) / HBM bandwidth
   double macs_per_cycle() const { return cycles ? static_cast<double>(macs) / static_cast<double>(cycles) : 0.0; }
   double utilization() const { return peak_macs_per_cycle > 0 ? macs_per_cycle() / peak_macs_per_cycle : 0.0; }
   uint64_t stall(const std::string& cause) const;
-  uint64_t bytes_of(const std::string& buffer) const;
+  uint64_t bytes_of(const std::string& level) const;
 };
+// Stall causes and byte levels of an engine, in the order Stats lists them (CSV columns).
+const std::vector<std::string_view>& stall_causes(EngineKind e);
+const std::vector<std::string_view>& byte_levels(EngineKind e);
 
 struct Result {
   std::vector<float> d;  // [M,N] FP32
+  // With an output quantize unit: D encoded by it, as golden quantize(out_format, D, pts off) gives.
+  std::vector<uint8_t> q_codes;       // [M,N] element codes
+  std::vector<uint32_t> q_scales;     // [M, N/block] scale codes (HiF4: words)
   Stats stats;
 };
 
-// Progress callback: fraction of the job's instructions done, in [0, 1].
+// Progress callback: fraction of the job's output tiles done, in [0, 1].
 using Progress = std::function<void(double)>;
 
-struct TensorCoreParams {
-  int dot_lanes = 256;          // dot-product units; each = one instruction-K dot product per cycle
-  int pipeline_depth = 16;      // cycles from operand read to accumulator write-back
-  int smem_read_bytes_per_cycle = 256;  // MMA operand read port of SMEM
-  int load_bytes_per_cycle = 128;       // TMA load engine: global memory -> SMEM
-  int store_bytes_per_cycle = 512;      // epilogue: TMEM -> registers -> global memory
-  size_t smem_bytes = 228 * 1024;       // shared memory capacity (operand stages)
-  int tmem_lanes = 128;                 // must be 128 (= instruction M)
-  int tmem_columns = 512;               // 32-bit columns per lane
-  int tile_n = 256;                     // instruction N: 8..256, step 8 (clipped to the problem)
-  int max_stages = 4;                   // SMEM pipeline stages (fewer if they do not fit)
-  unsigned threads = 0;                 // host threads for the functional datapath (0 = all)
-};
-
-struct CubeParams {
-  int rows = 16, cols = 16;            // PE grid: output tile per cycle
-  int pe_k = 64;                       // elements per PE dot product per cycle
-  int pipeline_depth = 8;              // PE pipeline (accumulator dependency)
-  size_t l0a_bytes = 64 * 1024, l0b_bytes = 64 * 1024;  // operand buffers (double-buffered)
-  size_t l0c_bytes = 256 * 1024;       // FP32 accumulators (double-buffered)
-  size_t scale_buffer_bytes = 8 * 1024;  // per operand, for the block scales of a tile
-  int l0a_load_bytes_per_cycle = 256;  // load engine into L0A (elements + scales)
-  int l0b_load_bytes_per_cycle = 128;  // load engine into L0B
-  int fixpipe_bytes_per_cycle = 128;   // L0C -> global memory
-  unsigned threads = 0;
+struct RunOptions {
+  Timing timing = Timing::Cycle;
+  Progress progress;
 };
 
 // Element storage bytes per element of a kind in the modeled memories: FP4 kinds packed two per
@@ -117,13 +199,23 @@ double element_bytes(const MmaConfig& cfg);
 // Scale bytes per block (4 for a HiF4 word, else 1).
 int scale_bytes(const MmaConfig& cfg);
 
-// Runs the workload on a model. Throws std::invalid_argument for shapes the model cannot run
-// (K not a multiple of the instruction K, M or N not a multiple of 8 / the grid, bad parameters,
-// operand sizes) or parameters whose buffers cannot hold one instruction / tile.
-Result run_tensor_core(const TensorCoreParams& p, const Workload& w, const Progress& progress = {});
-Result run_cube(const CubeParams& p, const Workload& w, const Progress& progress = {});
+// Runs the workload. Throws std::invalid_argument for what the model cannot run (K not a multiple
+// of the instruction K, bad parameters, operand sizes, a pinned mapping that does not fit, buffers
+// too small for any mapping), with a one-line message.
+Result run(const Params& p, const Workload& w, const RunOptions& o = {});
 
-// Clock period of both models in SystemC time (1 ns: 1 GHz; cycles are what the stats report).
+// The mapper alone: the mapping run() would use in analytic mode and its estimate.
+struct MapChoice {
+  Mapping mapping;
+  Stats estimate;  // analytic
+};
+std::vector<MapChoice> rank_mappings(const Params& p, const Workload& w);  // best first; throws as run()
+
+// Core slots to elaborate for an engine (must come before the first job; later jobs with more
+// cores throw std::invalid_argument). Default: the default core count.
+void reserve_cores(EngineKind e, int64_t cores);
+
+// Clock period in SystemC time (1 ns: cycles are what the stats report; clock_ghz only converts).
 inline constexpr uint64_t kClockPs = 1000;
 
 // SystemC time now (ps): lets a test check that the kernel's clock moved by the cycles reported.
@@ -131,13 +223,12 @@ uint64_t sim_time_ps();
 // Number of sc_start() calls so far in this process (one elaboration, several jobs).
 uint64_t sim_starts();
 
-// VCD trace of both engines' pins (busy, retired tiles, instructions, compute_cycles, stall_cycles;
-// signals "tensor_core.*" and "cube.*", one time unit = one cycle) for every job run after the call.
-// The values change at tile boundaries (the temporal-decoupling quantum), not every cycle. Must be
-// called before the first job of the process (SystemC adds no traces once simulation has started):
-// throws std::logic_error otherwise, std::runtime_error if the file cannot be created. ".vcd" is
-// appended unless the path ends so. The file is written under a temporary name and renamed into
-// place by close_trace().
+// VCD trace of every channel of core 0 of both engines and of the memory system: per cycle valid
+// (occupancy > 0), ready (occupancy < capacity) and occupancy, plus each datapath's busy flag, for
+// every cycle-mode job run after the call (time continues across jobs; one time unit = one cycle).
+// Must be called before the first job (SystemC adds no traces once simulation has started): throws
+// std::logic_error otherwise, std::runtime_error if the file cannot be created. ".vcd" is appended
+// unless the path ends so; written under a temporary name and renamed by close_trace().
 void open_trace(const std::string& path);
 void close_trace();
 

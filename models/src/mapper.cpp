@@ -1,0 +1,407 @@
+// The mapper (which tilings fit the buffers, ranked by the analytic estimate), the analytic timing
+// mode, and run(): analytic mode returns the best estimate; cycle mode simulates the best few
+// mappings structurally and keeps the fastest (docs/models.md "Mapper"). No SystemC here.
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "model.hpp"
+
+namespace fp4sim::models::detail {
+
+uint64_t Shape::operand_bytes(uint64_t rows, uint64_t k) const {
+  return static_cast<uint64_t>(std::ceil(static_cast<double>(rows * k) * eb)) + rows * ceil_div(k, block) * sb;
+}
+uint64_t Shape::out_bytes(uint64_t rows, uint64_t cols) const {
+  if (!out_block) return rows * cols * 4;
+  return static_cast<uint64_t>(std::ceil(static_cast<double>(rows * cols) * out_eb)) + rows * (cols / out_block) * out_sb;
+}
+
+namespace {
+[[noreturn]] void bad(const std::string& what) { throw std::invalid_argument(what); }
+}  // namespace
+
+Shape make_shape(Params& p, const Workload& w) {
+  const std::string en(engine_name(p.engine));
+  if (!w.cfg.kind) bad("models: workload has no MMA kind");
+  validate_mma_config(w.cfg, w.model);
+  if (w.model == Model::Exact)
+    bad("models: the exact model rounds once over the whole K; the engines round per instruction / group");
+  if (w.M == 0 || w.N == 0 || w.K == 0) bad("models: empty GEMM");
+  Shape s;
+  s.engine = p.engine;
+  s.M = w.M, s.N = w.N, s.K = w.K;
+  s.kin = static_cast<size_t>(w.cfg.kind->k);
+  s.block = static_cast<size_t>(w.cfg.block);
+  s.eb = element_bytes(w.cfg);
+  s.sb = static_cast<size_t>(scale_bytes(w.cfg));
+  s.has_c = !w.c.empty();
+  if (w.K % s.kin) bad("models: K must be a multiple of the instruction K (" + std::to_string(s.kin) + ")");
+  if (p.engine == EngineKind::Cube && w.cfg.kind->id == MmaKindId::Mxf8f6f4)
+    bad("cube: kinds hif4, mxf4, mxf4nvf4 only");
+  // Every numeric key must be set (a Params built by hand, not from default_params, is caught here).
+  for (const ParamDesc& d : param_table(p.engine)) {
+    if (!d.choices.empty()) continue;
+    const int64_t v = std::stoll(get_param(p, d.key));
+    if (v < d.min || v > d.max)
+      bad("model parameter '" + std::string(d.key) + "' = " + std::to_string(v) + " is out of range (" +
+          std::to_string(d.min) + " to " + std::to_string(d.max) + ")");
+  }
+  if (!p.pipeline_depth) p.pipeline_depth = rtl_pipeline_depth(p.engine, w.cfg);
+  s.gran = s.kin;
+  if (p.engine == EngineKind::Cube) {
+    const size_t pek = static_cast<size_t>(p.pe_k);
+    if (pek % s.kin && s.kin % pek) bad("cube: pe_k and the instruction K must divide one another");
+    s.gran = std::max(pek, s.kin);
+    // Delayed HiF4 rounding: K steps stay whole rounding groups so that golden's rounding points hold.
+    if (w.model == Model::AscendHif4 && w.cfg.hif4_round_groups != 1) {
+      const size_t G = w.cfg.hif4_round_groups == 0 ? w.K / 64 : static_cast<size_t>(w.cfg.hif4_round_groups);
+      s.gran = std::max(s.gran, 64 * G);
+      if (s.gran % pek) bad("cube: rounding group not a multiple of pe_k");
+    }
+  }
+  if (p.out_format != OutFormat::None) {
+    s.out_block = p.out_format == OutFormat::Nvfp4 ? 16 : p.out_format == OutFormat::Mxfp8 ? 32 : 64;
+    s.out_eb = p.out_format == OutFormat::Mxfp8 ? 1.0 : 0.5;
+    s.out_sb = p.out_format == OutFormat::Hif4 ? 4 : 1;
+    if (w.N % s.out_block)
+      bad("models: the output quantize unit needs N a multiple of its block (" + std::to_string(s.out_block) + ")");
+  }
+  if (w.timing_only) return s;
+  const size_t nblk = w.K / s.block;
+  if (w.a.size() != w.M * w.K || w.b.size() != w.N * w.K || w.sa.size() != w.M * nblk || w.sb.size() != w.N * nblk ||
+      (!w.c.empty() && w.c.size() != w.M * w.N))
+    bad("models: operand sizes do not match M, N, K");
+  return s;
+}
+
+Tile Geometry::tile(const Shape& s, const Mapping& m, size_t i) const {
+  const size_t mt = m.raster == Raster::AlongM ? i % tiles_m : i / tiles_n;
+  const size_t nt = m.raster == Raster::AlongM ? i / tiles_m : i % tiles_n;
+  Tile t;
+  t.index = static_cast<uint32_t>(i);
+  t.mb = static_cast<uint32_t>(mt);
+  t.r0 = mt * static_cast<size_t>(m.tile_m);
+  t.rows = std::min(static_cast<size_t>(m.tile_m), s.M - t.r0);
+  t.c0 = nt * static_cast<size_t>(m.tile_n);
+  t.cols = std::min(static_cast<size_t>(m.tile_n), s.N - t.c0);
+  return t;
+}
+
+Geometry geometry(const Params& p, const Shape& s, const Mapping& m) {
+  Geometry g;
+  const std::string en(engine_name(p.engine));
+  auto need = [&](bool ok, const std::string& what) {
+    if (!ok) bad(en + ": mapping " + m.str() + ": " + what);
+  };
+  need(m.tile_m > 0 && m.tile_n > 0 && m.tile_k > 0, "tile sizes must be positive");
+  need(m.tile_k % static_cast<int64_t>(s.gran) == 0, "tile_k must be a multiple of " + std::to_string(s.gran));
+  if (s.out_block) need(m.tile_n % static_cast<int64_t>(s.out_block) == 0, "tile_n must be a multiple of the output block");
+  g.tiles_m = ceil_div(s.M, static_cast<size_t>(m.tile_m));
+  g.tiles_n = ceil_div(s.N, static_cast<size_t>(m.tile_n));
+  g.ksteps = ceil_div(s.K, static_cast<size_t>(m.tile_k));
+  const uint64_t kt = static_cast<uint64_t>(m.tile_k);
+  if (p.engine == EngineKind::TensorCore) {
+    need(m.tile_m == 128, "tile_m must be 128 (the instruction M)");
+    need(m.tile_n % 8 == 0 && m.tile_n <= 256, "tile_n must be 8..256, a multiple of 8 (the instruction N)");
+    need(m.stages >= 1, "at least one SMEM stage");
+    const uint64_t stage = s.operand_bytes(128, kt) + s.operand_bytes(static_cast<uint64_t>(m.tile_n), kt);
+    need(stage * static_cast<uint64_t>(m.stages) <= static_cast<uint64_t>(p.smem_bytes),
+         std::to_string(m.stages) + " stages of " + std::to_string(stage) + " B exceed smem_bytes");
+    // TMEM: two scale-factor slots (SFA one column group, SFB one per 128 rows of B; four 8-bit
+    // codes or one HiF4 word per 32-bit cell), then accumulators of tile_n columns.
+    const uint64_t per_cell = s.sb == 4 ? 1 : 4;
+    g.sf_cols = ceil_div(kt / s.block, per_cell) * (1 + ceil_div(static_cast<uint64_t>(m.tile_n), 128));
+    const int64_t left = p.tmem_columns - 2 * static_cast<int64_t>(g.sf_cols);
+    g.nacc = left > 0 ? std::min<size_t>(2, static_cast<size_t>(left / m.tile_n)) : 0;
+    need(g.nacc >= 1, "TMEM too small for the scale slots and one accumulator");
+    g.chunks = g.ksteps;
+    g.steps_per_chunk = 1;
+  } else {
+    need(m.tile_m % p.rows == 0 && m.tile_n % p.cols == 0, "tile_m / tile_n must be multiples of the PE grid");
+    need(m.l1_k > 0 && m.l1_k % m.tile_k == 0, "l1_k must be a multiple of tile_k");
+    const uint64_t m0 = static_cast<uint64_t>(m.tile_m), n0 = static_cast<uint64_t>(m.tile_n);
+    need(m0 * n0 * 4 * 2 <= static_cast<uint64_t>(p.l0c_bytes), "two FP32 output tiles exceed l0c_bytes");
+    const uint64_t ea = static_cast<uint64_t>(std::ceil(static_cast<double>(m0 * kt) * s.eb));
+    const uint64_t ebb = static_cast<uint64_t>(std::ceil(static_cast<double>(n0 * kt) * s.eb));
+    need(2 * ea <= static_cast<uint64_t>(p.l0a_bytes), "two A steps exceed l0a_bytes");
+    need(2 * ebb <= static_cast<uint64_t>(p.l0b_bytes), "two B steps exceed l0b_bytes");
+    need(2 * std::max(m0, n0) * (kt / s.block) * s.sb <= static_cast<uint64_t>(p.scale_buffer_bytes),
+         "two steps' block scales exceed scale_buffer_bytes");
+    const uint64_t l1k = std::min<uint64_t>(static_cast<uint64_t>(m.l1_k), round_up(s.K, kt));
+    need(2 * (s.operand_bytes(m0, l1k) + s.operand_bytes(n0, l1k)) <= static_cast<uint64_t>(p.l1_bytes),
+         "two L1 chunks of A and B exceed l1_bytes");
+    g.chunks = ceil_div(s.K, static_cast<size_t>(l1k));
+    g.steps_per_chunk = static_cast<size_t>(l1k / kt);
+  }
+  return g;
+}
+
+namespace {
+
+std::vector<int64_t> pow2_multiples(int64_t base, int64_t limit, int64_t pinned) {
+  if (pinned) return {pinned};
+  std::vector<int64_t> v;
+  for (int64_t x = base; x <= std::max(base, limit); x *= 2) v.push_back(x);
+  if (limit > base && std::find(v.begin(), v.end(), limit) == v.end() && limit % base == 0) v.push_back(limit);
+  return v;
+}
+
+}  // namespace
+
+std::vector<Mapping> candidates(const Params& p, const Shape& s) {
+  std::vector<Mapping> out;
+  std::string first_error;
+  const std::vector<Raster> rasters = p.raster == Raster::Auto ? std::vector<Raster>{Raster::AlongN, Raster::AlongM}
+                                                               : std::vector<Raster>{p.raster};
+  auto try_add = [&](const Mapping& m) {
+    try {
+      (void)geometry(p, s, m);
+      out.push_back(m);
+    } catch (const std::invalid_argument& e) {
+      if (first_error.empty()) first_error = e.what();
+    }
+  };
+  const int64_t K = static_cast<int64_t>(s.K), gran = static_cast<int64_t>(s.gran);
+  if (p.engine == EngineKind::TensorCore) {
+    const int64_t nmax = std::min<int64_t>(256, static_cast<int64_t>(round_up(s.N, 8)));
+    std::vector<int64_t> ns = pow2_multiples(8, nmax, p.tile_n);
+    const int64_t kmax = std::min<int64_t>(512, K);
+    for (int64_t n : ns)
+      for (int64_t kt : pow2_multiples(gran, kmax, p.tile_k))
+        for (Raster r : rasters) {
+          Mapping m{p.tile_m ? p.tile_m : 128, n, kt, 0, 0, r};
+          if (p.stages) {
+            m.stages = p.stages;
+          } else {  // as many stages as fit, up to 8 (more prefetch never hurts)
+            const uint64_t stage = s.operand_bytes(128, static_cast<uint64_t>(kt)) +
+                                   s.operand_bytes(static_cast<uint64_t>(n), static_cast<uint64_t>(kt));
+            m.stages = std::min<int64_t>(8, static_cast<int64_t>(static_cast<uint64_t>(p.smem_bytes) / stage));
+            if (m.stages < 2 && !p.tile_k && !p.tile_n) continue;  // single-buffered: never the best
+            m.stages = std::max<int64_t>(m.stages, 1);
+          }
+          try_add(m);
+        }
+  } else {
+    const int64_t mmax = std::min<int64_t>(512, static_cast<int64_t>(round_up(s.M, static_cast<uint64_t>(p.rows))));
+    const int64_t nmax = std::min<int64_t>(1024, static_cast<int64_t>(round_up(s.N, static_cast<uint64_t>(p.cols))));
+    const int64_t kmax = std::min<int64_t>(4096, static_cast<int64_t>(round_up(s.K, static_cast<uint64_t>(gran))));
+    for (int64_t m0 : pow2_multiples(p.rows, mmax, p.tile_m))
+      for (int64_t n0 : pow2_multiples(p.cols, nmax, p.tile_n))
+        for (int64_t k0 : pow2_multiples(gran, kmax, p.tile_k)) {
+          const int64_t kfull = static_cast<int64_t>(round_up(s.K, static_cast<uint64_t>(k0)));
+          std::vector<int64_t> l1s = p.l1_k ? std::vector<int64_t>{p.l1_k} : pow2_multiples(k0, kfull, 0);
+          for (int64_t l1k : l1s)
+            for (Raster r : rasters) try_add(Mapping{m0, n0, k0, l1k, 0, r});
+        }
+  }
+  if (out.empty())
+    bad(first_error.empty() ? std::string(engine_name(p.engine)) + ": no mapping fits the buffers" : first_error);
+  return out;
+}
+
+uint64_t compulsory_bytes(const Shape& s) {
+  return s.operand_bytes(s.M, s.K) + s.operand_bytes(s.N, s.K) + (s.has_c ? s.M * s.N * 4 : 0) +
+         s.out_bytes(s.M, s.N);
+}
+
+void fill_rooflines(const Params& p, const Shape& s, Stats& st) {
+  const double peak = p.engine == EngineKind::TensorCore
+                          ? static_cast<double>(p.dot_lanes) * static_cast<double>(s.kin)
+                          : static_cast<double>(p.rows * p.cols * p.pe_k);
+  st.peak_macs_per_cycle = peak * static_cast<double>(p.cores);
+  st.cores = p.cores;
+  st.macs = static_cast<uint64_t>(s.M) * s.N * s.K;
+  st.compute_roofline_cycles = static_cast<double>(st.macs) / st.peak_macs_per_cycle;
+  st.memory_roofline_cycles = static_cast<double>(compulsory_bytes(s)) / static_cast<double>(p.dram_bytes_per_cycle);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Analytic mode: per-tile closed forms, waves over the cores, and the chip's bandwidth bounds.
+
+Stats analytic(const Params& p, const Shape& s, const Mapping& m) {
+  const Geometry g = geometry(p, s, m);
+  Stats st;
+  st.timing = Timing::Analytic;
+  st.mapping = m;
+  fill_rooflines(p, s, st);
+  const bool tc = p.engine == EngineKind::TensorCore;
+  const uint64_t tiles = g.tiles(), P = static_cast<uint64_t>(p.cores);
+  const uint64_t active = std::min(P, tiles);
+  const uint64_t depth = static_cast<uint64_t>(p.pipeline_depth);
+  const uint64_t m0 = static_cast<uint64_t>(m.tile_m), n0 = static_cast<uint64_t>(m.tile_n),
+                 kt = static_cast<uint64_t>(m.tile_k);
+  // Operand bytes one core loads for a full tile (real rows only: TMA / MTE2 skip rows past M).
+  const uint64_t rows = std::min<uint64_t>(m0, s.M), cols = std::min<uint64_t>(n0, s.N);
+  const bool a_resident = !tc && g.chunks == 1 && m.raster == Raster::AlongN;
+  const uint64_t a_tile = s.operand_bytes(rows, s.K), b_tile = s.operand_bytes(cols, s.K);
+  // A stays in L1 across tiles of the same m block (cube, whole K in one chunk, raster along N).
+  const uint64_t tiles_per_core = ceil_div(tiles, P);
+  const double a_loads = a_resident ? static_cast<double>(std::min<uint64_t>(tiles_per_core, g.tiles_m + tiles_per_core / g.tiles_n))
+                                    : static_cast<double>(tiles_per_core);
+  const uint64_t c_tile = s.has_c ? rows * cols * 4 : 0;
+  const double l2_read = static_cast<double>(tiles) * static_cast<double>(b_tile + c_tile) +
+                         a_loads * static_cast<double>(a_tile) * static_cast<double>(std::min(P, tiles));
+  const uint64_t a_all = s.operand_bytes(s.M, s.K), b_all = s.operand_bytes(s.N, s.K);
+  double dram_read = static_cast<double>(a_all + b_all + (s.has_c ? s.M * s.N * 4 : 0));
+  if (a_all + b_all > static_cast<uint64_t>(p.l2_bytes))  // the streamed operand is re-read
+    dram_read += m.raster == Raster::AlongN ? static_cast<double>(b_all) * static_cast<double>(g.tiles_m - 1)
+                                            : static_cast<double>(a_all) * static_cast<double>(g.tiles_n - 1);
+  const double out = static_cast<double>(s.out_bytes(s.M, s.N));
+  // A core's load bandwidth: its link, its share of L2, and its share of HBM scaled by the L2 reuse.
+  const double share = static_cast<double>(active);
+  const double bw = std::min({static_cast<double>(p.core_load_bytes_per_cycle),
+                              static_cast<double>(p.l2_bytes_per_cycle) / share,
+                              static_cast<double>(p.dram_bytes_per_cycle) / share * (l2_read / std::max(1.0, dram_read))});
+  // Per full tile: main loop (steady state of the K steps), epilogue.
+  double mainloop = 0, compute = 0, load = 0;
+  uint64_t instr = 0;
+  if (tc) {
+    const uint64_t per_instr = ceil_div(128 * cols, static_cast<uint64_t>(p.dot_lanes));
+    const uint64_t read = ceil_div(static_cast<uint64_t>(std::ceil(static_cast<double>((128 + cols) * s.kin) * s.eb)),
+                                   static_cast<uint64_t>(p.smem_read_bytes_per_cycle));
+    const uint64_t n_instr = s.K / s.kin;
+    instr = n_instr;
+    compute = static_cast<double>(n_instr * per_instr);
+    const double busy = static_cast<double>(n_instr) * static_cast<double>(std::max({per_instr, read, depth}));
+    const double ld = static_cast<double>(a_tile + b_tile) / bw;
+    const double cp = static_cast<double>(g.ksteps * ceil_div((rows + cols) * (kt / s.block) * s.sb,
+                                                               static_cast<uint64_t>(p.tmem_cp_bytes_per_cycle)));
+    load = ld;
+    mainloop = std::max({busy, ld, cp});
+  } else {
+    const uint64_t R = static_cast<uint64_t>(p.rows), C = static_cast<uint64_t>(p.cols);
+    const uint64_t per_step = ceil_div(rows, R) * ceil_div(cols, C) * ceil_div(kt, static_cast<uint64_t>(p.pe_k));
+    instr = g.ksteps;
+    compute = static_cast<double>(ceil_div(rows, R) * ceil_div(cols, C) * ceil_div(s.K, static_cast<uint64_t>(p.pe_k)));
+    const double busy = static_cast<double>(g.ksteps) * static_cast<double>(std::max(per_step, depth));
+    const double mte1 = static_cast<double>(g.ksteps) *
+                        static_cast<double>(ceil_div(std::max(s.operand_bytes(rows, kt), s.operand_bytes(cols, kt)),
+                                                     static_cast<uint64_t>(p.mte1_bytes_per_cycle)));
+    const double ld = (static_cast<double>(b_tile) + (a_resident ? a_loads / static_cast<double>(tiles_per_core) : 1.0) *
+                                                         static_cast<double>(a_tile)) / bw;
+    load = ld;
+    mainloop = std::max({busy, mte1, ld});
+  }
+  const uint64_t out_tile = s.out_bytes(rows, cols);
+  const double drain = static_cast<double>(
+      tc ? ceil_div(rows * cols * 4, static_cast<uint64_t>(p.tmem_ld_bytes_per_cycle))
+         : ceil_div(rows * cols * 4, static_cast<uint64_t>(p.fixpipe_bytes_per_cycle)));
+  const double quant = s.out_block ? static_cast<double>(ceil_div(rows * cols, static_cast<uint64_t>(p.quant_elems_per_cycle))) : 0.0;
+  const double store = static_cast<double>(ceil_div(out_tile, static_cast<uint64_t>(p.core_store_bytes_per_cycle)));
+  const double epilogue = std::max({drain, quant, store});
+  const bool overlap = tc ? g.nacc >= 2 : true;  // a second accumulator lets the epilogue overlap
+  const double period = overlap ? std::max(mainloop, epilogue) : mainloop + epilogue;
+  // Start-up: the first step's operands (latency + transfer); end: pipeline, drain, quantize, store.
+  const uint64_t first = tc ? s.operand_bytes(rows, kt) + s.operand_bytes(cols, kt)
+                            : s.operand_bytes(rows, std::min<uint64_t>(kt * g.steps_per_chunk, s.K)) +
+                                  s.operand_bytes(cols, std::min<uint64_t>(kt * g.steps_per_chunk, s.K));
+  const double fill = static_cast<double>(p.dram_latency + p.l2_latency) + static_cast<double>(first) / bw;
+  const double tail = static_cast<double>(depth) + drain + quant + store + static_cast<double>(p.l2_latency);
+  const double core_time = fill + static_cast<double>(tiles_per_core) * period + tail;
+  const double dram_time = (dram_read + out) / static_cast<double>(p.dram_bytes_per_cycle) + static_cast<double>(p.dram_latency);
+  const double l2_time = (l2_read + out) / static_cast<double>(p.l2_bytes_per_cycle) + static_cast<double>(p.l2_latency);
+  st.cycles = static_cast<uint64_t>(std::ceil(std::max({core_time, dram_time, l2_time})));
+  st.tiles = tiles;
+  st.instructions = tiles * instr;
+  // compute_cycles: tiles x compute per tile (partial tiles counted as full: the estimate's grain).
+  st.compute_cycles = std::min<uint64_t>(static_cast<uint64_t>(static_cast<double>(tiles) * compute), st.cycles * P);
+  // Idle core-cycles: cores without a tile, the wave tail, and the rest charged to what bounds a tile.
+  const uint64_t total = st.cycles * P;
+  const uint64_t no_tile = (P - active) * st.cycles;
+  const uint64_t tail_cycles = static_cast<uint64_t>(
+      static_cast<double>(active * tiles_per_core - tiles) * period);
+  uint64_t rest = total - std::min(total, st.compute_cycles + no_tile);
+  const uint64_t tail_c = std::min(rest, tail_cycles);
+  rest -= tail_c;
+  std::vector<std::pair<std::string, uint64_t>> stalls;
+  for (std::string_view c : stall_causes(p.engine)) stalls.emplace_back(std::string(c), 0);
+  auto add = [&](std::string_view c, uint64_t v) {
+    for (auto& [k, x] : stalls)
+      if (k == c) x += v;
+  };
+  add("no_tile", no_tile);
+  add("tail", tail_c);
+  const bool load_bound = load >= mainloop * 0.999 || dram_time >= core_time || l2_time >= core_time;
+  add(load_bound ? (tc ? "operand_load" : "l1_load") : (tc ? "accumulator_dependency" : "accumulator_dependency"), rest);
+  st.stalls = std::move(stalls);
+  st.bytes.clear();
+  for (std::string_view l : byte_levels(p.engine)) {
+    double v = 0;
+    if (l == "dram_read") v = dram_read;
+    else if (l == "dram_write" || l == "l2_write" || l == "global_store") v = out;
+    else if (l == "l2_read" || l == "smem_write" || l == "l1_write") v = l2_read;
+    st.bytes.emplace_back(std::string(l), static_cast<uint64_t>(v));
+  }
+  return st;
+}
+
+namespace {
+
+Mapping pinned_or(const Params& p) {
+  (void)p;
+  return {};
+}
+
+// Orders mappings by their estimate; ties: fewer bytes from HBM, then the candidate order.
+std::vector<MapChoice> rank(const Params& p, const Shape& s) {
+  std::vector<MapChoice> v;
+  for (const Mapping& m : candidates(p, s)) v.push_back({m, analytic(p, s, m)});
+  std::stable_sort(v.begin(), v.end(), [](const MapChoice& a, const MapChoice& b) {
+    if (a.estimate.cycles != b.estimate.cycles) return a.estimate.cycles < b.estimate.cycles;
+    return a.estimate.bytes_of("dram_read") < b.estimate.bytes_of("dram_read");
+  });
+  (void)pinned_or;
+  return v;
+}
+
+}  // namespace
+}  // namespace fp4sim::models::detail
+
+namespace fp4sim::models {
+
+std::vector<MapChoice> rank_mappings(const Params& p0, const Workload& w) {
+  Params p = p0;
+  const detail::Shape s = detail::make_shape(p, w);
+  return detail::rank(p, s);
+}
+
+Result run(const Params& p0, const Workload& w, const RunOptions& o) {
+  Params p = p0;
+  const detail::Shape s = detail::make_shape(p, w);
+  const std::vector<MapChoice> ranked = detail::rank(p, s);
+  Result r;
+  if (!w.timing_only) {
+    r.d.assign(s.M * s.N, 0.0f);
+    detail::init_quantized_output(p, s, r);
+  }
+  if (o.timing == Timing::Analytic) {
+    r.stats = ranked.front().estimate;
+    r.stats.mappings_evaluated = ranked.size();
+    if (!w.timing_only) detail::run_functional(p, s, ranked.front().mapping, w, r, o.progress);
+    return r;
+  }
+  // Cycle mode: simulate the best few analytic mappings (timing only), keep the fastest, then run
+  // that one with the datapath. A single candidate runs once.
+  const size_t n = std::min<size_t>(ranked.size(), static_cast<size_t>(p.mapper_candidates));
+  size_t best = 0;
+  Stats best_stats;
+  if (n > 1) {
+    Workload tw = w;
+    tw.timing_only = true;
+    tw.datapath = nullptr;
+    for (size_t i = 0; i < n; ++i) {
+      Stats st = detail::run_cycle(p, s, ranked[i].mapping, tw, nullptr, {});
+      if (i == 0 || st.cycles < best_stats.cycles) best = i, best_stats = std::move(st);
+    }
+  }
+  if (n == 1 || !w.timing_only) {
+    best_stats = detail::run_cycle(p, s, ranked[best].mapping, w, w.timing_only ? nullptr : &r, o.progress);
+  }
+  r.stats = std::move(best_stats);
+  r.stats.mappings_evaluated = n;
+  return r;
+}
+
+}  // namespace fp4sim::models

@@ -1,0 +1,88 @@
+// Internal: what both timing modes share: the validated problem (Shape), the tile geometry and the
+// bytes of a mapping, the mapper's candidates and the analytic estimate. No SystemC here.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "fp4sim/models/models.hpp"
+
+namespace fp4sim::models::detail {
+
+inline uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+inline uint64_t round_up(uint64_t a, uint64_t b) { return ceil_div(a, b) * b; }
+
+// The workload as the models see it (validated).
+struct Shape {
+  EngineKind engine = EngineKind::TensorCore;
+  size_t M = 0, N = 0, K = 0;
+  size_t kin = 0;    // instruction K
+  size_t block = 0;  // elements per block scale
+  size_t gran = 0;   // K granule of a step (instruction K, PE K, HiF4 rounding group)
+  double eb = 0;     // element bytes
+  size_t sb = 0;     // scale bytes per block
+  bool has_c = false;
+  size_t out_block = 0;    // output quantize unit's block (0: no unit)
+  double out_eb = 0;       // output element bytes (4: FP32 D)
+  size_t out_sb = 0;       // output scale bytes per block
+  // Bytes of `rows` x `k` operand elements and their scales.
+  uint64_t operand_bytes(uint64_t rows, uint64_t k) const;
+  uint64_t out_bytes(uint64_t rows, uint64_t cols) const;  // D as stored (FP32 or quantized)
+};
+
+// Validates the workload and the parameters (std::invalid_argument, one line) and resolves the
+// parameters' automatic values (pipeline depth from the RTL unit).
+Shape make_shape(Params& p, const Workload& w);
+
+// One tile's extent.
+struct Tile {
+  uint32_t index = 0;
+  size_t r0 = 0, rows = 0, c0 = 0, cols = 0;
+  uint32_t mb = 0;  // m block index (A rows reuse key)
+};
+
+struct Geometry {
+  size_t tiles_m = 0, tiles_n = 0, ksteps = 0, chunks = 0, steps_per_chunk = 0;
+  size_t tiles() const { return tiles_m * tiles_n; }
+  Tile tile(const Shape& s, const Mapping& m, size_t i) const;  // i-th tile in raster order
+  size_t nacc = 0;       // tensor core: accumulator slots in TMEM
+  size_t sf_cols = 0;    // tensor core: TMEM columns of one scale-factor slot
+};
+// Throws std::invalid_argument if the mapping does not fit the buffers.
+Geometry geometry(const Params& p, const Shape& s, const Mapping& m);
+
+// Every mapping that fits, honouring the pinned parts of p (throws if none does).
+std::vector<Mapping> candidates(const Params& p, const Shape& s);
+
+// The analytic (closed-form, per tile) estimate of one mapping.
+Stats analytic(const Params& p, const Shape& s, const Mapping& m);
+
+// Compulsory HBM bytes (A, B, scales, C once; D stored once).
+uint64_t compulsory_bytes(const Shape& s);
+void fill_rooflines(const Params& p, const Shape& s, Stats& st);
+
+// Functional pieces shared by the modes (functional.cpp).
+std::vector<float> run_step(const Workload& w, const StepOrigin& at, size_t M, size_t N, size_t K,
+                            std::span<const uint8_t> a, std::span<const uint32_t> sa, std::span<const uint8_t> b,
+                            std::span<const uint32_t> sb, std::span<const float> c);
+// Copies rows [r0, r0+rows) x cols [c0, c0+cols) of a row-major [*, ld] matrix to dst (rows x cols).
+template <class T>
+void copy_block(std::span<const T> src, size_t ld, size_t r0, size_t rows, size_t c0, size_t cols, T* dst) {
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t c = 0; c < cols; ++c) dst[r * cols + c] = src[(r0 + r) * ld + c0 + c];
+}
+// The output quantize unit's arithmetic on one tile of D ([rows, cols], cols a multiple of the
+// out block): golden quantize with PTS off, written into the result's q_codes / q_scales.
+void quantize_tile(const Params& p, const Shape& s, const Tile& t, const float* d_tile, Result& r);
+void init_quantized_output(const Params& p, const Shape& s, Result& r);
+// The whole functional job without timing (analytic mode): every step through the datapath in the
+// same order and blocking as the cycle model, so the hook sees the same calls.
+void run_functional(const Params& p, const Shape& s, const Mapping& m, const Workload& w, Result& r,
+                    const Progress& progress);
+
+// The structural SystemC model (sc_system.cpp).
+Stats run_cycle(const Params& p, const Shape& s, const Mapping& m, const Workload& w, Result* r,
+                const Progress& progress);
+
+}  // namespace fp4sim::models::detail

@@ -1,0 +1,1028 @@
+// The structural cycle model (docs/models.md "Structure"): one sc_module per hardware unit, joined
+// by bounded channels (sc_channel.hpp). The cycle count is the time the simulation reaches when the
+// last byte of D is stored; nothing here computes an end time.
+//
+//   TileScheduler ──tiles──> per core ...                         MemorySystem (shared)
+//   tensor core:  TmaProducer ─jobs─> LoadEngine(TMA) ─full─> MmaIssuer ─cp─> TmemCopy ─cp_done─┐
+//                      ^ smem_free <──────────────────────────────── MmaPipe <─mma─ (issuer) <──┘
+//                 MmaPipe ─acc(+depth)─> Epilogue ─> QuantizeUnit ─> StoreUnit ─> MemorySystem
+//   cube:         Mte2Producer ─jobs─> LoadEngine(MTE2) ─l1_full─> Mte1 ─l0─> CubeArray
+//                 CubeArray ─acc(+depth)─> FixPipe ─> QuantizeUnit ─> StoreUnit ─> MemorySystem
+//   LoadEngine ─req─> MemorySystem: L2 port (round robin over cores, LRU hit / miss, misses merged)
+//                                   ─> DRAM port ─fill(+dram_latency)─> L2 port ─reply(+l2_latency)─>
+//
+// Elaborated once per process with `slots` cores per engine (reserve_cores); a job resets the
+// channels and token pools of the cores it uses and runs sc_start() until no event is left.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <list>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "model.hpp"
+#include "sc_channel.hpp"
+
+namespace fp4sim::models::detail {
+
+bool g_tracing = false;
+
+namespace {
+
+using sc_core::sc_module;
+using sc_core::sc_module_name;
+
+// ---------------------------------------------------------------------------------------------
+// The job every unit reads (set before sc_start, constant during it).
+
+struct Job {
+  const Params* p = nullptr;
+  const Shape* s = nullptr;
+  const Mapping* m = nullptr;
+  const Workload* w = nullptr;
+  Geometry g;
+  Result* r = nullptr;  // null: timing only
+  const Progress* progress = nullptr;
+  uint64_t t0 = 0;      // cycle the job started
+  uint64_t tiles_done = 0;
+  bool functional() const { return r != nullptr; }
+  uint64_t now() const { return now_cycles() - t0; }
+};
+Job g_job;
+
+// A stall cause index into stall_causes(engine).
+using Cause = uint8_t;
+Cause cause_of(std::string_view name) {
+  const auto& v = stall_causes(g_job.p->engine);
+  return static_cast<Cause>(std::find(v.begin(), v.end(), name) - v.begin());
+}
+
+constexpr const char* kLevelNames[] = {"global_store", "tmem_scale", "smem_read", "tmem_accumulator", "l0a", "l0b", "l0c"};
+
+// Per-core statistics; summed into Stats at the end.
+struct CoreStats {
+  uint64_t compute = 0, busy_until = 0, instructions = 0;
+  bool started = false;
+  std::vector<uint64_t> stall;
+  // Bytes a core moves itself, by level (kLevelNames).
+  enum Level { kGlobalStore, kTmemScale, kSmemRead, kTmemAcc, kL0a, kL0b, kL0c, kLevels };
+  uint64_t bytes[kLevels] = {};
+  void reset(size_t causes) {
+    compute = busy_until = instructions = 0;
+    started = false;
+    stall.assign(causes, 0);
+    std::fill(std::begin(bytes), std::end(bytes), 0);
+  }
+  // The datapath starts work at `t` after idling since busy_until: charge the gap to `c`.
+  void idle_until(uint64_t t, Cause c) {
+    if (t > busy_until) stall[c] += t - busy_until;
+    busy_until = std::max(busy_until, t);
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Memory system: one L2 port and one DRAM port shared by every core.
+
+struct MemResp {
+  uint64_t tag = 0;
+  uint32_t bytes = 0;
+};
+struct MemReq {
+  uint64_t key = 0;  // which bytes (same data, same key: the L2 hits on it)
+  uint32_t bytes = 0;
+  bool write = false;
+  uint64_t tag = 0;
+  Channel<MemResp>* reply = nullptr;
+};
+
+class L2Cache {  // LRU over request keys, capacity in bytes
+ public:
+  void reset(uint64_t capacity) {
+    cap_ = capacity, used_ = 0;
+    lru_.clear(), where_.clear();
+  }
+  bool hit(uint64_t key) {
+    auto it = where_.find(key);
+    if (it == where_.end()) return false;
+    lru_.splice(lru_.begin(), lru_, it->second);
+    return true;
+  }
+  void insert(uint64_t key, uint64_t bytes) {
+    if (hit(key) || bytes > cap_) return;
+    while (used_ + bytes > cap_) {
+      used_ -= lru_.back().second;
+      where_.erase(lru_.back().first);
+      lru_.pop_back();
+    }
+    lru_.emplace_front(key, bytes);
+    where_[key] = lru_.begin();
+    used_ += bytes;
+  }
+
+ private:
+  uint64_t cap_ = 0, used_ = 0;
+  std::list<std::pair<uint64_t, uint64_t>> lru_;
+  std::unordered_map<uint64_t, std::list<std::pair<uint64_t, uint64_t>>::iterator> where_;
+};
+
+class MemorySystem : public sc_module {
+ public:
+  std::vector<std::unique_ptr<Channel<MemReq>>> req;  // one per core slot
+  Channel<MemReq> dram_q{"dram_queue", 1u << 30}, fill{"dram_fill", 1u << 30};
+  uint64_t dram_read = 0, dram_write = 0, l2_read = 0, l2_write = 0;
+  bool port_busy = false;
+
+  SC_HAS_PROCESS(MemorySystem);
+  MemorySystem(const sc_module_name& nm, size_t slots) : sc_module(nm) {
+    for (size_t i = 0; i < slots; ++i) {
+      req.push_back(std::make_unique<Channel<MemReq>>("core" + std::to_string(i) + "_req", 64));
+      req.back()->also_notify(&any_req_);
+    }
+    fill.also_notify(&any_req_);
+    SC_THREAD(l2_port);
+    SC_THREAD(dram_port);
+  }
+  void reset(const Params& p, size_t cores) {
+    for (size_t i = 0; i < cores; ++i) req[i]->reset(64);
+    dram_q.reset(1u << 30);
+    fill.reset(1u << 30);
+    cache_.reset(static_cast<uint64_t>(p.l2_bytes));
+    pending_.clear();
+    dram_read = dram_write = l2_read = l2_write = 0;
+    next_ = 0;
+    cores_ = cores;
+  }
+
+ private:
+  void transfer(const MemReq& r) {  // the L2 port moves r's bytes, then the reply travels l2_latency
+    wait_cycles(ceil_div(r.bytes, static_cast<uint64_t>(g_job.p->l2_bytes_per_cycle)));
+    if (r.write) {
+      l2_write += r.bytes;
+    } else {
+      l2_read += r.bytes;
+      r.reply->push({r.tag, r.bytes}, static_cast<uint64_t>(g_job.p->l2_latency));
+    }
+  }
+  void l2_port() {
+    for (;;) {
+      if (fill.can_pop()) {  // fills first: they release merged misses
+        const MemReq f = fill.pop();
+        cache_.insert(f.key, f.bytes);
+        auto it = pending_.find(f.key);
+        std::vector<MemReq> waiters = std::move(it->second);
+        pending_.erase(it);
+        for (const MemReq& r : waiters) transfer(r);
+        continue;
+      }
+      Channel<MemReq>* src = nullptr;
+      for (size_t i = 0; i < cores_ && !src; ++i) {  // round robin over the cores
+        const size_t c = (next_ + i) % cores_;
+        if (req[c]->can_pop()) src = req[c].get(), next_ = c + 1;
+      }
+      if (!src) {
+        const uint64_t fr = fill.front_ready();
+        if (fr != UINT64_MAX) sc_core::wait(cycles_time(fr - now_cycles()), any_req_);
+        else sc_core::wait(any_req_);
+        continue;
+      }
+      const MemReq r = src->pop();
+      if (r.write) {
+        transfer(r);
+        dram_q.push(r);  // write-through: D goes on to HBM
+      } else if (cache_.hit(r.key)) {
+        transfer(r);
+      } else if (auto it = pending_.find(r.key); it != pending_.end()) {
+        it->second.push_back(r);  // a miss on the same bytes is in flight: wait for its fill
+      } else {
+        pending_[r.key].push_back(r);
+        dram_q.push(r);
+      }
+    }
+  }
+  void dram_port() {
+    for (;;) {
+      const MemReq r = dram_q.pop();
+      wait_cycles(ceil_div(r.bytes, static_cast<uint64_t>(g_job.p->dram_bytes_per_cycle)));
+      if (r.write) {
+        dram_write += r.bytes;
+      } else {
+        dram_read += r.bytes;
+        fill.push(r, static_cast<uint64_t>(g_job.p->dram_latency));
+      }
+    }
+  }
+
+  L2Cache cache_;
+  std::unordered_map<uint64_t, std::vector<MemReq>> pending_;
+  sc_core::sc_event any_req_;
+  size_t next_ = 0, cores_ = 0;
+};
+
+// Which bytes a request carries: operand, first row, rows, first K element, K extent.
+uint64_t mem_key(uint64_t operand, uint64_t r0, uint64_t rows, uint64_t k0, uint64_t kk) {
+  uint64_t h = 0x9E3779B97F4A7C15ull * (operand + 1);
+  for (uint64_t v : {r0, rows, k0, kk}) {
+    h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+    h *= 0xBF58476D1CE4E5B9ull;
+  }
+  return h;
+}
+
+constexpr uint64_t kRequestBytes = 4096;  // largest single memory request (a TMA box / MTE2 burst)
+
+// A rectangle of one operand to load: rows x k elements (and their scales) or FP32 C.
+struct Slab {
+  uint8_t operand = 0;  // 0 A, 1 B, 2 C
+  size_t r0 = 0, rows = 0, k0 = 0, kk = 0;
+};
+// Requests of a slab: runs of whole rows up to kRequestBytes; scales as their own requests.
+template <class F>
+void for_each_request(const Shape& s, const Slab& sl, F&& f) {
+  const double per_row = sl.operand == 2 ? 4.0 * static_cast<double>(sl.kk) : static_cast<double>(sl.kk) * s.eb;
+  const size_t rows_per = std::max<size_t>(1, static_cast<size_t>(static_cast<double>(kRequestBytes) / per_row));
+  for (size_t r = 0; r < sl.rows; r += rows_per) {
+    const size_t n = std::min(rows_per, sl.rows - r);
+    f(mem_key(sl.operand, sl.r0 + r, n, sl.k0, sl.kk),
+      static_cast<uint32_t>(std::ceil(static_cast<double>(n) * per_row)));
+  }
+  if (sl.operand != 2) {
+    const uint64_t sbytes = sl.rows * (sl.kk / s.block) * s.sb;
+    for (uint64_t b = 0; b < sbytes; b += kRequestBytes)
+      f(mem_key(sl.operand + 8, sl.r0, sl.rows, sl.k0, b), static_cast<uint32_t>(std::min(kRequestBytes, sbytes - b)));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tokens
+
+// One load job (a tensor-core SMEM stage / a cube L1 chunk) and what travels with it downstream.
+struct Stage {
+  Tile tile;
+  uint32_t step = 0;    // K stage (tensor core) / L1 chunk (cube)
+  uint32_t slot = 0;    // SMEM stage / L1 B slot
+  uint32_t aslot = 0;   // cube: L1 A slot
+  bool load_a = true;   // cube: A not already resident
+  bool first = false, last = false;  // first / last of its tile
+  Cause cause = 0;      // why the consumer of this token may have waited
+  std::vector<Slab> slabs;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Shared units
+
+// Hands out output tiles in raster order to the cores that ask (first asked, first served).
+class TileScheduler : public sc_module {
+ public:
+  Channel<uint32_t> want{"want", 1u << 20};
+  std::vector<std::unique_ptr<Channel<Tile>>> tiles;
+  SC_HAS_PROCESS(TileScheduler);
+  TileScheduler(const sc_module_name& nm, size_t slots) : sc_module(nm) {
+    for (size_t i = 0; i < slots; ++i) tiles.push_back(std::make_unique<Channel<Tile>>("tile" + std::to_string(i), 1));
+    SC_THREAD(run);
+  }
+  void reset(size_t cores) {
+    want.reset(1u << 20);
+    for (size_t i = 0; i < cores; ++i) want.preload(static_cast<uint32_t>(i));  // every core idle: id order
+    next_ = 0;
+  }
+  void after_job(size_t cores) {  // each core's producer asked again; asks are renewed by reset()
+    (void)cores;
+  }
+
+ private:
+  void run() {
+    for (;;) {
+      const uint32_t c = want.pop();
+      if (next_ >= g_job.g.tiles()) continue;  // nothing left: the core stays idle
+      tiles[c]->push(g_job.g.tile(*g_job.s, *g_job.m, next_++));
+    }
+  }
+  size_t next_ = 0;
+};
+
+// Loads the slabs of each job through the memory system; a job is done when all its bytes have
+// crossed the core's load link. Jobs complete in order.
+class LoadEngine : public sc_module {
+ public:
+  Channel<Stage> jobs{"jobs", 2}, inflight{"inflight", 16}, done{"done", 2};
+  Channel<MemResp> resp{"resp", 1u << 30};
+  Channel<MemReq>* mem = nullptr;
+  CoreStats* st = nullptr;
+  std::function<void(const Stage&)> land;  // functional: copy the bytes into the buffer
+
+  SC_HAS_PROCESS(LoadEngine);
+  explicit LoadEngine(const sc_module_name& nm) : sc_module(nm) {
+    SC_THREAD(issue);
+    SC_THREAD(receive);
+  }
+  void reset(size_t done_capacity) {
+    jobs.reset(2), inflight.reset(16), done.reset(done_capacity), resp.reset(1u << 30);
+    seq_ = rtag_ = 0, left_.clear();
+  }
+
+ private:
+  void issue() {
+    for (;;) {
+      Stage j = jobs.pop();
+      const uint64_t tag = seq_++;
+      uint64_t n = 0;
+      for (const Slab& sl : j.slabs)
+        for_each_request(*g_job.s, sl, [&](uint64_t key, uint32_t bytes) {
+          mem->push({key, bytes, false, tag, &resp});
+          ++n;
+        });
+      left_[tag] = n;
+      inflight.push(std::move(j));
+    }
+  }
+  void receive() {
+    for (;;) {
+      Stage j = inflight.pop();
+      const uint64_t tag = rtag_++;
+      while (left_[tag] > 0) {
+        const MemResp r = resp.pop();
+        wait_cycles(ceil_div(r.bytes, static_cast<uint64_t>(g_job.p->core_load_bytes_per_cycle)));
+        --left_[r.tag];
+      }
+      left_.erase(tag);
+      if (land && g_job.functional()) land(j);
+      done.push(std::move(j));
+    }
+  }
+  uint64_t seq_ = 0, rtag_ = 0;
+  std::unordered_map<uint64_t, uint64_t> left_;
+};
+
+// A finished output tile on its way out (values when functional).
+struct TileOut {
+  Tile tile;
+  std::vector<float> d;
+};
+
+// Output quantize unit: amax, scale and encode of each block at quant_elems_per_cycle (golden's rule
+// for the format); a pass-through when out_format = none.
+class QuantizeUnit : public sc_module {
+ public:
+  Channel<TileOut> in{"quant_in", 2}, out{"quant_out", 2};
+  SC_HAS_PROCESS(QuantizeUnit);
+  explicit QuantizeUnit(const sc_module_name& nm) : sc_module(nm) { SC_THREAD(run); }
+  void reset() { in.reset(2), out.reset(2); }
+
+ private:
+  void run() {
+    for (;;) {
+      TileOut t = in.pop();
+      if (g_job.s->out_block) {
+        wait_cycles(ceil_div(t.tile.rows * t.tile.cols, static_cast<uint64_t>(g_job.p->quant_elems_per_cycle)));
+        if (g_job.functional()) quantize_tile(*g_job.p, *g_job.s, t.tile, t.d.data(), *g_job.r);
+      }
+      out.push(std::move(t));
+    }
+  }
+};
+
+// Writes each tile's D (FP32 or quantized) over the core's store link into the memory system.
+class StoreUnit : public sc_module {
+ public:
+  Channel<TileOut>* in = nullptr;
+  Channel<MemReq>* mem = nullptr;
+  CoreStats* st = nullptr;
+  SC_HAS_PROCESS(StoreUnit);
+  explicit StoreUnit(const sc_module_name& nm) : sc_module(nm) { SC_THREAD(run); }
+
+ private:
+  void run() {
+    for (;;) {
+      TileOut t = in->pop();
+      const Tile& tl = t.tile;
+      if (g_job.functional())
+        for (size_t r = 0; r < tl.rows; ++r)
+          std::copy_n(t.d.data() + r * tl.cols, tl.cols, g_job.r->d.data() + (tl.r0 + r) * g_job.s->N + tl.c0);
+      uint64_t left = g_job.s->out_bytes(tl.rows, tl.cols);
+      st->bytes[CoreStats::kGlobalStore] += left;
+      for (uint64_t off = 0; left; off += kRequestBytes) {
+        const uint32_t b = static_cast<uint32_t>(std::min(left, kRequestBytes));
+        wait_cycles(ceil_div(b, static_cast<uint64_t>(g_job.p->core_store_bytes_per_cycle)));
+        mem->push({mem_key(3, tl.r0, tl.c0, off, 0), b, true, 0, nullptr});
+        left -= b;
+      }
+      ++g_job.tiles_done;
+      if (g_job.progress && *g_job.progress)
+        (*g_job.progress)(static_cast<double>(g_job.tiles_done) / static_cast<double>(g_job.g.tiles()));
+    }
+  }
+};
+
+// Slabs of one tile step: A (real rows), B, and C with the tile's first step.
+std::vector<Slab> step_slabs(const Tile& t, size_t k0, size_t kk, bool with_a, bool first) {
+  std::vector<Slab> v;
+  if (with_a) v.push_back({0, t.r0, t.rows, k0, kk});
+  v.push_back({1, t.c0, t.cols, k0, kk});
+  if (first && g_job.s->has_c) v.push_back({2, t.r0 * 1000003 + t.c0, t.rows, 0, t.cols});
+  return v;
+}
+
+// Functional buffers of one operand step: codes and scales of A and B (K-major, one code per byte).
+struct OperandBuf {
+  std::vector<uint8_t> a, b;
+  std::vector<uint32_t> sa, sb;
+  std::vector<float> c;  // C of the tile (first step only)
+};
+void fill_operands(const Tile& t, size_t k0, size_t kk, bool with_a, bool first, OperandBuf& o) {
+  const Workload& w = *g_job.w;
+  const Shape& s = *g_job.s;
+  const size_t nb = kk / s.block, nblk = s.K / s.block;
+  if (with_a) {
+    o.a.resize(t.rows * kk), o.sa.resize(t.rows * nb);
+    copy_block(w.a, s.K, t.r0, t.rows, k0, kk, o.a.data());
+    copy_block(w.sa, nblk, t.r0, t.rows, k0 / s.block, nb, o.sa.data());
+  }
+  o.b.resize(t.cols * kk), o.sb.resize(t.cols * nb);
+  copy_block(w.b, s.K, t.c0, t.cols, k0, kk, o.b.data());
+  copy_block(w.sb, nblk, t.c0, t.cols, k0 / s.block, nb, o.sb.data());
+  if (first) {
+    o.c.assign(t.rows * t.cols, 0.0f);
+    if (s.has_c) copy_block(w.c, s.N, t.r0, t.rows, t.c0, t.cols, o.c.data());
+  }
+}
+// Columns [k0, k0 + kk) of a K-major block of `rows` x `ld` (codes or scales).
+template <class T>
+std::vector<T> slice(const std::vector<T>& src, size_t rows, size_t ld, size_t k0, size_t kk) {
+  std::vector<T> v(rows * kk);
+  for (size_t r = 0; r < rows; ++r) std::copy_n(src.data() + r * ld + k0, kk, v.data() + r * kk);
+  return v;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tensor core (one SM)
+
+struct MmaOp {
+  Tile tile;
+  uint32_t slot = 0, sf = 0, acc = 0, instr = 0, n_instr = 0;
+  size_t k_base = 0;  // first K element of the stage
+  bool first_of_stage = false, last_of_stage = false, first_of_tile = false, last_of_tile = false;
+  Cause cause = 0;
+};
+struct AccTok {
+  Tile tile;
+  uint32_t acc = 0;
+};
+
+class TensorCoreSm : public sc_module {
+ public:
+  // Channels between the units (sized per job).
+  Channel<uint32_t> smem_free{"smem_free", 64}, sf_free{"sf_free", 2}, acc_free{"acc_free", 2};
+  Channel<Stage> cp_q{"cp_queue", 2};
+  Channel<uint32_t> cp_done{"cp_done", 2};
+  Channel<MmaOp> mma_q{"mma_queue", 4};
+  Channel<AccTok> acc_full{"acc_full", 2};
+  LoadEngine tma{"tma"};
+  QuantizeUnit quant{"quantize"};
+  StoreUnit store{"store"};
+  CoreStats st;
+  Channel<Tile>* tile_in = nullptr;
+  Channel<uint32_t>* want = nullptr;
+  uint32_t id = 0;
+  sc_core::sc_signal<bool> busy_sig;
+
+  SC_HAS_PROCESS(TensorCoreSm);
+  explicit TensorCoreSm(const sc_module_name& nm) : sc_module(nm) {
+    SC_THREAD(producer);
+    SC_THREAD(issuer);
+    SC_THREAD(tmem_copy);
+    SC_THREAD(pipe);
+    set_stack_size(4 << 20);  // the datapath (golden gemm / a Verilated unit) runs on this thread
+    SC_THREAD(epilogue);
+    tma.st = &st;
+    store.st = &st;
+    store.in = &quant.out;
+    tma.land = [this](const Stage& s) { land(s); };
+  }
+  void reset() {
+    const Mapping& m = *g_job.m;
+    st.reset(stall_causes(EngineKind::TensorCore).size());
+    smem_free.reset(64), sf_free.reset(2), acc_free.reset(2);
+    for (int64_t i = 0; i < m.stages; ++i) smem_free.preload(static_cast<uint32_t>(i));
+    for (uint32_t i = 0; i < 2; ++i) sf_free.preload(i);
+    for (uint32_t i = 0; i < g_job.g.nacc; ++i) acc_free.preload(i);
+    cp_q.reset(2), cp_done.reset(2), mma_q.reset(4), acc_full.reset(2);
+    tma.reset(static_cast<size_t>(m.stages));
+    quant.reset();
+    if (g_job.functional()) {
+      smem_.resize(static_cast<size_t>(m.stages));
+      acc_.resize(g_job.g.nacc);
+    }
+    last_acc_ = UINT32_MAX;
+    last_start_ = 0;
+  }
+
+ private:
+  // TMA-issuing warp: for each K stage of each tile, wait for a free SMEM stage, issue its loads.
+  void producer() {
+    for (;;) {
+      const Tile t = tile_in->pop();
+      const size_t kt = static_cast<size_t>(g_job.m->tile_k);
+      for (size_t k = 0; k < g_job.g.ksteps; ++k) {
+        Stage s;
+        s.tile = t;
+        s.step = static_cast<uint32_t>(k);
+        s.slot = smem_free.pop();
+        s.first = k == 0, s.last = k + 1 == g_job.g.ksteps;
+        s.slabs = step_slabs(t, k * kt, std::min(kt, g_job.s->K - k * kt), true, s.first);
+        tma.jobs.push(std::move(s));
+      }
+      want->push(id);  // ask for the next tile while this one's loads are in flight
+    }
+  }
+  void land(const Stage& s) {
+    const size_t kt = static_cast<size_t>(g_job.m->tile_k), k0 = s.step * kt;
+    fill_operands(s.tile, k0, std::min(kt, g_job.s->K - k0), true, s.first, smem_[s.slot]);
+  }
+  // MMA warp: per stage tcgen05.cp of the scale factors, then the stage's tcgen05.mma instructions.
+  void issuer() {
+    for (;;) {
+      Stage s = tma.done.pop();
+      Cause c = cause_of("operand_load");
+      uint32_t acc = acc_cur_;
+      if (s.first) {
+        const uint64_t t1 = now_cycles();
+        acc = acc_cur_ = acc_free.pop();
+        if (now_cycles() > t1) c = cause_of("accumulator_busy");
+      }
+      const uint32_t sf = sf_free.pop();
+      const size_t kk = std::min<size_t>(static_cast<size_t>(g_job.m->tile_k),
+                                         g_job.s->K - s.step * static_cast<size_t>(g_job.m->tile_k));
+      const uint32_t n = static_cast<uint32_t>(kk / g_job.s->kin);
+      MmaOp op;
+      op.tile = s.tile, op.slot = s.slot, op.sf = sf, op.acc = acc, op.n_instr = n;
+      op.k_base = s.step * static_cast<size_t>(g_job.m->tile_k);
+      s.aslot = sf;  // the TMEM scale slot the copy fills
+      s.slabs.clear();
+      cp_q.push(std::move(s));
+      for (uint32_t i = 0; i < n; ++i) {
+        op.instr = i;
+        op.first_of_stage = i == 0, op.last_of_stage = i + 1 == n;
+        op.first_of_tile = s.first && i == 0, op.last_of_tile = s.last && i + 1 == n;
+        op.cause = c;
+        mma_q.push(op);
+        c = cause_of("operand_load");
+      }
+    }
+  }
+  // tcgen05.cp: the stage's scale factors SMEM -> TMEM at tmem_cp_bytes_per_cycle.
+  void tmem_copy() {
+    for (;;) {
+      const Stage s = cp_q.pop();
+      const size_t kk = std::min<size_t>(static_cast<size_t>(g_job.m->tile_k),
+                                         g_job.s->K - s.step * static_cast<size_t>(g_job.m->tile_k));
+      const uint64_t bytes = (s.tile.rows + s.tile.cols) * (kk / g_job.s->block) * g_job.s->sb;
+      wait_cycles(ceil_div(bytes, static_cast<uint64_t>(g_job.p->tmem_cp_bytes_per_cycle)));
+      st.bytes[CoreStats::kTmemScale] += bytes;
+      cp_done.push(s.aslot);
+    }
+  }
+  // The MMA datapath: dot_lanes units, one K_instr dot product each per cycle.
+  void pipe() {
+    for (;;) {
+      const MmaOp op = mma_q.pop();
+      st.started = true;
+      st.idle_until(g_job.now(), op.cause);
+      if (op.first_of_stage) {
+        (void)cp_done.pop();
+        st.idle_until(g_job.now(), cause_of("scale_copy"));
+      }
+      const uint64_t depth = static_cast<uint64_t>(g_job.p->pipeline_depth);
+      if (op.acc == last_acc_ && !op.first_of_tile && last_start_ + depth > g_job.now()) {
+        wait_cycles(last_start_ + depth - g_job.now());
+        st.idle_until(g_job.now(), cause_of("accumulator_dependency"));
+      }
+      const Shape& s = *g_job.s;
+      const uint64_t n = op.tile.cols;
+      const uint64_t compute = ceil_div(128 * n, static_cast<uint64_t>(g_job.p->dot_lanes));
+      const uint64_t opnd = static_cast<uint64_t>(std::ceil(static_cast<double>((128 + n) * s.kin) * s.eb));
+      const uint64_t read = ceil_div(opnd, static_cast<uint64_t>(g_job.p->smem_read_bytes_per_cycle));
+      const uint64_t busy = std::max(compute, read);
+      last_start_ = g_job.now();
+      last_acc_ = op.acc;
+      if (g_job.functional()) execute(op);
+      st.bytes[CoreStats::kSmemRead] += opnd;
+      st.bytes[CoreStats::kTmemAcc] += 2 * 4 * 128 * n;
+      wait_cycles(busy);
+      st.compute += compute;
+      st.stall[cause_of("smem_bandwidth")] += busy - compute;
+      st.busy_until = g_job.now();
+      ++st.instructions;
+      if (op.last_of_stage) {
+        smem_free.push(op.slot);
+        sf_free.push(op.sf);
+      }
+      if (op.last_of_tile) acc_full.push({op.tile, op.acc}, depth);
+    }
+  }
+  void execute(const MmaOp& op) {
+    const Shape& s = *g_job.s;
+    const Tile& t = op.tile;
+    OperandBuf& b = smem_[op.slot];
+    const size_t kt = b.b.size() / t.cols;  // this stage's K
+    std::vector<float>& acc = acc_[op.acc];
+    if (op.first_of_tile) acc = smem_[op.slot].c;  // C via TMEM, or +0 (enable_input_d = 0)
+    const size_t k0 = op.instr * s.kin, nb = s.kin / s.block;
+    const std::vector<uint8_t> a = slice(b.a, t.rows, kt, k0, s.kin), bb = slice(b.b, t.cols, kt, k0, s.kin);
+    const std::vector<uint32_t> sa = slice(b.sa, t.rows, kt / s.block, k0 / s.block, nb),
+                                sb = slice(b.sb, t.cols, kt / s.block, k0 / s.block, nb);
+ acc = run_step(*g_job.w, {t.r0, t.c0, op.k_base + k0}, t.rows, t.cols, s.kin, a, sa, bb, sb, acc);
+  }
+  // Epilogue warps: tcgen05.ld of the accumulator, then the accumulator slot is free again.
+  void epilogue() {
+    for (;;) {
+      const AccTok a = acc_full.pop();
+      const uint64_t bytes = a.tile.rows * a.tile.cols * 4;
+      wait_cycles(ceil_div(bytes, static_cast<uint64_t>(g_job.p->tmem_ld_bytes_per_cycle)));
+      st.bytes[CoreStats::kTmemAcc] += bytes;
+      TileOut o{a.tile, {}};
+      if (g_job.functional()) o.d = acc_[a.acc];
+      acc_free.push(a.acc);
+      quant.in.push(std::move(o));
+    }
+  }
+
+  std::vector<OperandBuf> smem_;
+  std::vector<std::vector<float>> acc_;
+  uint32_t acc_cur_ = 0, last_acc_ = UINT32_MAX;
+  uint64_t last_start_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Cube (one AI core)
+
+struct L0Tok {
+  Tile tile;
+  uint32_t l0 = 0, step = 0;
+  size_t k0 = 0, kk = 0;
+  bool first = false, last = false;
+  Cause cause = 0;
+};
+
+class CubeCore : public sc_module {
+ public:
+  Channel<uint32_t> l1b_free{"l1b_free", 2}, l0_free{"l0_free", 2}, l0c_free{"l0c_free", 2};
+  Channel<L0Tok> l0_full{"l0_full", 2};
+  Channel<AccTok> acc_full{"acc_full", 2};
+  LoadEngine mte2{"mte2"};
+  QuantizeUnit quant{"quantize"};
+  StoreUnit store{"store"};
+  CoreStats st;
+  Channel<Tile>* tile_in = nullptr;
+  Channel<uint32_t>* want = nullptr;
+  uint32_t id = 0;
+
+  SC_HAS_PROCESS(CubeCore);
+  explicit CubeCore(const sc_module_name& nm) : sc_module(nm) {
+    SC_THREAD(producer);
+    SC_THREAD(mte1);
+    SC_THREAD(cube);
+    set_stack_size(4 << 20);  // the datapath runs on this thread
+    SC_THREAD(fixpipe);
+    mte2.st = &st;
+    store.st = &st;
+    store.in = &quant.out;
+    mte2.land = [this](const Stage& s) { land(s); };
+  }
+  void reset() {
+    st.reset(stall_causes(EngineKind::Cube).size());
+    l1b_free.reset(2), l0_free.reset(2), l0c_free.reset(2);
+    for (uint32_t i = 0; i < 2; ++i) l1b_free.preload(i), l0_free.preload(i), l0c_free.preload(i);
+    l0_full.reset(2), acc_full.reset(2);
+    mte2.reset(2);
+    quant.reset();
+    a_mb_[0] = a_mb_[1] = -1;
+    a_users_[0] = a_users_[1] = 0;
+    if (g_job.functional()) l1a_.resize(2), l1b_.resize(2), l0_.resize(2), l0c_.resize(2);
+    last_start_ = 0;
+  }
+
+ private:
+  // The scalar unit's MTE2 instructions: per L1 chunk of each tile, wait for a free L1 slot, load.
+  // A (whole K in one chunk, raster along N) stays in its L1 slot while tiles of the same m block
+  // follow; its slot is reference counted.
+  void producer() {
+    for (;;) {
+      const Tile t = tile_in->pop();
+      const size_t l1k = std::min<size_t>(static_cast<size_t>(g_job.m->l1_k), g_job.s->K);
+      const bool resident = g_job.g.chunks == 1 && g_job.m->raster == Raster::AlongN;
+      for (size_t c = 0; c < g_job.g.chunks; ++c) {
+        Stage s;
+        s.tile = t;
+        s.step = static_cast<uint32_t>(c);
+        s.first = c == 0, s.last = c + 1 == g_job.g.chunks;
+        s.slot = l1b_free.pop();
+        // A slot: reuse one holding this m block, else take a slot nobody reads.
+        int slot = -1;
+        if (resident)
+          for (int i = 0; i < 2; ++i)
+            if (a_mb_[i] == static_cast<int64_t>(t.mb)) slot = i;
+        s.load_a = slot < 0;
+        while (slot < 0) {
+          for (int i = 0; i < 2 && slot < 0; ++i)
+            if (a_users_[i] == 0) slot = i;
+          if (slot < 0) sc_core::wait(a_released_);
+        }
+        if (s.load_a) a_mb_[slot] = resident ? static_cast<int64_t>(t.mb) : -1;
+        ++a_users_[slot];
+        s.aslot = static_cast<uint32_t>(slot);
+        const size_t k0 = c * l1k;
+        s.slabs = step_slabs(t, k0, std::min(l1k, g_job.s->K - k0), s.load_a, s.first);
+        mte2.jobs.push(std::move(s));
+      }
+      want->push(id);
+    }
+  }
+  void land(const Stage& s) {
+    const size_t l1k = std::min<size_t>(static_cast<size_t>(g_job.m->l1_k), g_job.s->K), k0 = s.step * l1k;
+    const size_t kk = std::min(l1k, g_job.s->K - k0);
+    fill_operands(s.tile, k0, kk, false, s.first, l1b_[s.slot]);
+    if (s.load_a) fill_operands(s.tile, k0, kk, true, false, l1a_[s.aslot]);
+  }
+  // MTE1: each K step of the chunk from L1 into a free L0A / L0B slot (both moves in parallel).
+  void mte1() {
+    for (;;) {
+      const uint64_t t0 = now_cycles();
+      const Stage c = mte2.done.pop();
+      const bool waited_l1 = now_cycles() > t0;
+      const Shape& sh = *g_job.s;
+      const size_t l1k = std::min<size_t>(static_cast<size_t>(g_job.m->l1_k), sh.K), ck0 = c.step * l1k;
+      const size_t ckk = std::min(l1k, sh.K - ck0), kt = static_cast<size_t>(g_job.m->tile_k);
+      const size_t steps = ceil_div(ckk, kt);
+      for (size_t i = 0; i < steps; ++i) {
+        L0Tok tok;
+        tok.tile = c.tile;
+        tok.k0 = ck0 + i * kt, tok.kk = std::min(kt, ckk - i * kt);
+        tok.first = c.first && i == 0, tok.last = c.last && i + 1 == steps;
+        tok.l0 = l0_free.pop();
+        const uint64_t ab = sh.operand_bytes(c.tile.rows, tok.kk), bb = sh.operand_bytes(c.tile.cols, tok.kk);
+        wait_cycles(ceil_div(std::max(ab, bb), static_cast<uint64_t>(g_job.p->mte1_bytes_per_cycle)));
+        st.bytes[CoreStats::kL0a] += ab, st.bytes[CoreStats::kL0b] += bb;
+        tok.cause = cause_of(waited_l1 && i == 0 ? "l1_load" : "l0_load");
+        if (g_job.functional()) {
+          OperandBuf& l0 = l0_[tok.l0];
+          const OperandBuf &la = l1a_[c.aslot], &lb = l1b_[c.slot];
+          const size_t off = i * kt, nb = tok.kk / sh.block;
+          l0.a = slice(la.a, c.tile.rows, ckk, off, tok.kk);
+          l0.sa = slice(la.sa, c.tile.rows, ckk / sh.block, off / sh.block, nb);
+          l0.b = slice(lb.b, c.tile.cols, ckk, off, tok.kk);
+          l0.sb = slice(lb.sb, c.tile.cols, ckk / sh.block, off / sh.block, nb);
+          if (tok.first) l0.c = lb.c;
+        }
+        l0_full.push(tok);
+      }
+      l1b_free.push(c.slot);
+      --a_users_[c.aslot];
+      a_released_.notify(sc_core::SC_ZERO_TIME);
+    }
+  }
+  // The PE array: rows x cols PEs, each a pe_k-element dot product per cycle, accumulating in L0C.
+  void cube() {
+    for (;;) {
+      const L0Tok t = l0_full.pop();
+      st.started = true;
+      st.idle_until(g_job.now(), t.cause);
+      if (t.first) {
+        acc_cur_ = l0c_free.pop();
+        st.idle_until(g_job.now(), cause_of("l0c_busy"));
+      } else {
+        const uint64_t depth = static_cast<uint64_t>(g_job.p->pipeline_depth);
+        if (last_start_ + depth > g_job.now()) {
+          wait_cycles(last_start_ + depth - g_job.now());
+          st.idle_until(g_job.now(), cause_of("accumulator_dependency"));
+        }
+      }
+      const uint64_t R = static_cast<uint64_t>(g_job.p->rows), C = static_cast<uint64_t>(g_job.p->cols);
+      const uint64_t compute =
+          ceil_div(t.tile.rows, R) * ceil_div(t.tile.cols, C) * ceil_div(t.kk, static_cast<uint64_t>(g_job.p->pe_k));
+      last_start_ = g_job.now();
+      if (g_job.functional()) {
+        OperandBuf& l0 = l0_[t.l0];
+        std::vector<float>& acc = l0c_[acc_cur_];
+        if (t.first) acc = l0.c;
+        acc = run_step(*g_job.w, {t.tile.r0, t.tile.c0, t.k0}, t.tile.rows, t.tile.cols, t.kk, l0.a, l0.sa, l0.b,
+                       l0.sb, acc);
+      }
+      st.bytes[CoreStats::kL0c] += 2 * 4 * t.tile.rows * t.tile.cols;
+      wait_cycles(compute);
+      st.compute += compute;
+      st.busy_until = g_job.now();
+      ++st.instructions;
+      l0_free.push(t.l0);
+      if (t.last) acc_full.push({t.tile, acc_cur_}, static_cast<uint64_t>(g_job.p->pipeline_depth));
+    }
+  }
+  // FixPipe: L0C out at fixpipe_bytes_per_cycle, then the L0C half is free.
+  void fixpipe() {
+    for (;;) {
+      const AccTok a = acc_full.pop();
+      wait_cycles(ceil_div(a.tile.rows * a.tile.cols * 4, static_cast<uint64_t>(g_job.p->fixpipe_bytes_per_cycle)));
+      TileOut o{a.tile, {}};
+      if (g_job.functional()) o.d = l0c_[a.acc];
+      l0c_free.push(a.acc);
+      quant.in.push(std::move(o));
+    }
+  }
+
+  std::vector<OperandBuf> l1a_, l1b_, l0_;
+  std::vector<std::vector<float>> l0c_;
+  int64_t a_mb_[2] = {-1, -1};
+  int a_users_[2] = {0, 0};
+  sc_core::sc_event a_released_;
+  uint32_t acc_cur_ = 0;
+  uint64_t last_start_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// The chip: a pool of core slots per engine, their scheduler and memory system.
+
+template <class Core>
+struct Chip {
+  MemorySystem mem;
+  TileScheduler sched;
+  std::vector<std::unique_ptr<Core>> cores;
+  Chip(const std::string& name, size_t slots) : mem((name + "_mem").c_str(), slots), sched((name + "_sched").c_str(), slots) {
+    for (size_t i = 0; i < slots; ++i) {
+      cores.push_back(std::make_unique<Core>((name + "_core" + std::to_string(i)).c_str()));
+      Core& c = *cores.back();
+      c.id = static_cast<uint32_t>(i);
+      c.tile_in = sched.tiles[i].get();
+      c.want = &sched.want;
+      c.store.mem = mem.req[i].get();
+      load_engine(c).mem = mem.req[i].get();
+    }
+  }
+  static LoadEngine& load_engine(Core& c) {
+    if constexpr (std::is_same_v<Core, TensorCoreSm>) return c.tma;
+    else return c.mte2;
+  }
+};
+
+struct System {
+  Chip<TensorCoreSm> tc;
+  Chip<CubeCore> cube;
+  System(size_t tc_slots, size_t cube_slots) : tc("tc", tc_slots), cube("cube", cube_slots) {}
+};
+
+int64_t g_slots[2] = {0, 0};
+uint64_t g_starts = 0;
+sc_core::sc_trace_file* g_trace = nullptr;
+std::string g_trace_final;
+
+System& system() {
+  static std::unique_ptr<System> sys;
+  if (!sys) {
+    setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);  // keep fp4sim's stdout clean
+    sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+    // Thread stacks are allocated when simulation starts; the pool's idle threads cost memory, not time.
+    const int64_t tc = std::max(g_slots[0], default_params(EngineKind::TensorCore).cores);
+    const int64_t cu = std::max(g_slots[1], default_params(EngineKind::Cube).cores);
+    g_slots[0] = tc, g_slots[1] = cu;
+    sys = std::make_unique<System>(static_cast<size_t>(tc), static_cast<size_t>(cu));
+  }
+  return *sys;
+}
+bool g_elaborated = false;
+
+template <class Core>
+Stats run_on(Chip<Core>& chip, const Params& p, const Shape& s, const Mapping& m, const Workload& w, Result* r,
+             const Progress& progress) {
+  const size_t cores = static_cast<size_t>(p.cores);
+  if (p.cores > g_slots[p.engine == EngineKind::TensorCore ? 0 : 1])
+    throw std::invalid_argument("models: cores=" + std::to_string(p.cores) + " exceeds the " +
+                                std::to_string(g_slots[p.engine == EngineKind::TensorCore ? 0 : 1]) +
+                                " core slots elaborated in this process (reserve_cores before the first job)");
+  g_job = Job{};
+  g_job.p = &p, g_job.s = &s, g_job.m = &m, g_job.w = &w, g_job.r = r, g_job.progress = &progress;
+  g_job.g = geometry(p, s, m);
+  g_job.t0 = now_cycles();
+  chip.mem.reset(p, cores);
+  chip.sched.reset(cores);
+  for (size_t i = 0; i < cores; ++i) chip.cores[i]->reset();
+  sc_core::sc_start();
+  ++g_starts;
+  g_elaborated = true;
+  Stats st;
+  st.timing = Timing::Cycle;
+  st.mapping = m;
+  fill_rooflines(p, s, st);
+  st.cycles = g_job.now();
+  st.sim_time_ps = st.cycles * kClockPs;
+  st.tiles = g_job.g.tiles();
+  if (g_job.tiles_done != st.tiles) throw std::runtime_error("models: simulation stopped before the job finished");
+  const auto& causes = stall_causes(p.engine);
+  std::vector<uint64_t> stall(causes.size(), 0);
+  std::map<std::string, uint64_t> bytes;
+  for (size_t i = 0; i < cores; ++i) {
+    CoreStats& c = chip.cores[i]->st;
+    st.compute_cycles += c.compute;
+    st.instructions += c.instructions;
+    for (size_t k = 0; k < causes.size(); ++k) stall[k] += c.stall[k];
+    // After its last instruction a core waits for the others (or never got a tile).
+    stall[c.started ? cause_of("tail") : cause_of("no_tile")] += st.cycles - c.busy_until;
+    for (int k = 0; k < CoreStats::kLevels; ++k) bytes[kLevelNames[k]] += c.bytes[k];
+  }
+  for (size_t k = 0; k < causes.size(); ++k) st.stalls.emplace_back(std::string(causes[k]), stall[k]);
+  bytes["dram_read"] = chip.mem.dram_read, bytes["dram_write"] = chip.mem.dram_write;
+  bytes["l2_read"] = chip.mem.l2_read, bytes["l2_write"] = chip.mem.l2_write;
+  bytes[p.engine == EngineKind::TensorCore ? "smem_write" : "l1_write"] = chip.mem.l2_read;
+  for (std::string_view l : byte_levels(p.engine)) st.bytes.emplace_back(std::string(l), bytes[std::string(l)]);
+  return st;
+}
+
+}  // namespace
+
+Stats run_cycle(const Params& p, const Shape& s, const Mapping& m, const Workload& w, Result* r,
+                const Progress& progress) {
+  System& sys = system();
+  if (p.engine == EngineKind::TensorCore) return run_on(sys.tc, p, s, m, w, r, progress);
+  return run_on(sys.cube, p, s, m, w, r, progress);
+}
+
+}  // namespace fp4sim::models::detail
+
+namespace fp4sim::models {
+
+void reserve_cores(EngineKind e, int64_t cores) {
+  int64_t& slot = detail::g_slots[e == EngineKind::TensorCore ? 0 : 1];
+  if (detail::g_elaborated || detail::g_trace) {
+    if (cores > slot)
+      throw std::invalid_argument("models: reserve_cores(" + std::to_string(cores) +
+                                  ") after the first job; this process has " + std::to_string(slot) + " slots");
+    return;
+  }
+  slot = std::max(slot, cores);
+}
+
+uint64_t sim_time_ps() { return sc_core::sc_time_stamp().value(); }
+uint64_t sim_starts() { return detail::g_starts; }
+
+void open_trace(const std::string& path) {
+  using namespace detail;
+  if (g_trace) throw std::logic_error("models: a trace is already open");
+  if (g_starts) throw std::logic_error("models: open_trace must come before the first job (SystemC adds no traces later)");
+  g_trace_final = path;
+  if (g_trace_final.size() < 4 || g_trace_final.compare(g_trace_final.size() - 4, 4, ".vcd") != 0) g_trace_final += ".vcd";
+  const std::string tmp = g_trace_final + ".partial";  // SystemC appends ".vcd"
+  System& s = system();
+  g_trace = sc_core::sc_create_vcd_trace_file(tmp.c_str());
+  if (!g_trace) throw std::runtime_error("models: cannot create the trace " + path);
+  g_trace->set_time_unit(1, sc_core::SC_NS);  // one tick per cycle
+  auto& t = *s.tc.cores[0];
+  for (auto* ch : {&t.smem_free, &t.sf_free, &t.acc_free, &t.cp_done}) (void)ch;
+  const std::string tp = "tensor_core.sm0.";
+  t.smem_free.trace(g_trace, tp);
+  t.sf_free.trace(g_trace, tp);
+  t.acc_free.trace(g_trace, tp);
+  t.cp_q.trace(g_trace, tp);
+  t.cp_done.trace(g_trace, tp);
+  t.mma_q.trace(g_trace, tp);
+  t.acc_full.trace(g_trace, tp);
+  t.tma.jobs.trace(g_trace, tp + "tma.");
+  t.tma.inflight.trace(g_trace, tp + "tma.");
+  t.tma.done.trace(g_trace, tp + "tma.");
+  t.quant.in.trace(g_trace, tp);
+  t.quant.out.trace(g_trace, tp);
+  s.tc.mem.req[0]->trace(g_trace, "tensor_core.mem.");
+  s.tc.mem.dram_q.trace(g_trace, "tensor_core.mem.");
+  s.tc.mem.fill.trace(g_trace, "tensor_core.mem.");
+  auto& c = *s.cube.cores[0];
+  const std::string cp = "cube.core0.";
+  c.l1b_free.trace(g_trace, cp);
+  c.l0_free.trace(g_trace, cp);
+  c.l0c_free.trace(g_trace, cp);
+  c.l0_full.trace(g_trace, cp);
+  c.acc_full.trace(g_trace, cp);
+  c.mte2.jobs.trace(g_trace, cp + "mte2.");
+  c.mte2.inflight.trace(g_trace, cp + "mte2.");
+  c.mte2.done.trace(g_trace, cp + "mte2.");
+  c.quant.in.trace(g_trace, cp);
+  c.quant.out.trace(g_trace, cp);
+  s.cube.mem.req[0]->trace(g_trace, "cube.mem.");
+  s.cube.mem.dram_q.trace(g_trace, "cube.mem.");
+  s.cube.mem.fill.trace(g_trace, "cube.mem.");
+  g_tracing = true;
+}
+
+void close_trace() {
+  using namespace detail;
+  if (!g_trace) return;
+  // The kernel writes a time step when it leaves it: one idle cycle records the last values.
+  sc_core::sc_start(cycles_time(1));
+  sc_core::sc_close_vcd_trace_file(g_trace);
+  g_trace = nullptr;
+  g_tracing = false;
+  const std::string tmp = g_trace_final + ".partial.vcd";
+  if (std::rename(tmp.c_str(), g_trace_final.c_str()) != 0)
+    throw std::runtime_error("models: cannot rename " + tmp + " to " + g_trace_final);
+}
+
+}  // namespace fp4sim::models
