@@ -40,6 +40,8 @@ Shape make_shape(Params& p, const Workload& w) {
   if (w.K % s.kin) bad("models: K must be a multiple of the instruction K (" + std::to_string(s.kin) + ")");
   if (p.engine == EngineKind::Cube && w.cfg.kind->id == MmaKindId::Mxf8f6f4)
     bad("cube: kinds hif4, mxf4, mxf4nvf4 only");
+  if (p.engine == EngineKind::TensorCore && w.cfg.kind->id == MmaKindId::Hif4)
+    bad("tensor-core: kinds mxf4, mxf4nvf4, mxf8f6f4 only (HiF4 runs on the cube)");
   // Every numeric key must be set (a Params built by hand, not from default_params, is caught here).
   for (const ParamDesc& d : param_table(p.engine)) {
     if (!d.choices.empty()) continue;
@@ -156,6 +158,10 @@ std::vector<Mapping> candidates(const Params& p, const Shape& s) {
   const std::vector<Raster> rasters = p.raster == Raster::Auto ? std::vector<Raster>{Raster::AlongN, Raster::AlongM}
                                                                : std::vector<Raster>{p.raster};
   auto try_add = [&](const Mapping& m) {
+    // The raster order only matters when there are tiles along both M and N.
+    if (m.raster == Raster::AlongM && p.raster == Raster::Auto &&
+        (ceil_div(s.M, static_cast<uint64_t>(m.tile_m)) == 1 || ceil_div(s.N, static_cast<uint64_t>(m.tile_n)) == 1))
+      return;
     try {
       (void)geometry(p, s, m);
       out.push_back(m);
@@ -178,7 +184,6 @@ std::vector<Mapping> candidates(const Params& p, const Shape& s) {
             const uint64_t stage = s.operand_bytes(128, static_cast<uint64_t>(kt)) +
                                    s.operand_bytes(static_cast<uint64_t>(n), static_cast<uint64_t>(kt));
             m.stages = std::min<int64_t>(8, static_cast<int64_t>(static_cast<uint64_t>(p.smem_bytes) / stage));
-            if (m.stages < 2 && !p.tile_k && !p.tile_n) continue;  // single-buffered: never the best
             m.stages = std::max<int64_t>(m.stages, 1);
           }
           try_add(m);
@@ -254,36 +259,52 @@ Stats analytic(const Params& p, const Shape& s, const Mapping& m) {
   const double bw = std::min({static_cast<double>(p.core_load_bytes_per_cycle),
                               static_cast<double>(p.l2_bytes_per_cycle) / share,
                               static_cast<double>(p.dram_bytes_per_cycle) / share * (l2_read / std::max(1.0, dram_read))});
+  // One load job (an SMEM stage / an L1 chunk) and the latency it sees: L2, plus HBM for the share
+  // of the bytes that miss.
+  const uint64_t first = tc ? s.operand_bytes(rows, kt) + s.operand_bytes(cols, kt)
+                            : s.operand_bytes(rows, std::min<uint64_t>(kt * g.steps_per_chunk, s.K)) +
+                                  s.operand_bytes(cols, std::min<uint64_t>(kt * g.steps_per_chunk, s.K));
+  // Cores working at the same time on tiles that share a slab all wait for its first fill: a load
+  // job sees HBM latency unless its bytes were fetched by an earlier wave.
+  const double lat = static_cast<double>(p.l2_latency) +
+                     static_cast<double>(p.dram_latency) *
+                         std::min(1.0, dram_read * static_cast<double>(active) / std::max(1.0, l2_read));
   // Per full tile: main loop (steady state of the K steps), epilogue.
-  double mainloop = 0, compute = 0, load = 0;
+  // The main loop in steps: an SMEM stage (tensor core) / an L1 chunk (cube). A step's transfer over
+  // the core's share of bandwidth, its consumption by the datapath, and the slots that keep steps in
+  // flight (Little's law: a slot is held from its loads' issue through the memory latency, the
+  // transfer and the consumption).
+  double xfer = 0, consume = 0, slots = 0, steps = 0, compute = 0;
   uint64_t instr = 0;
   if (tc) {
     const uint64_t per_instr = ceil_div(128 * cols, static_cast<uint64_t>(p.dot_lanes));
     const uint64_t read = ceil_div(static_cast<uint64_t>(std::ceil(static_cast<double>((128 + cols) * s.kin) * s.eb)),
                                    static_cast<uint64_t>(p.smem_read_bytes_per_cycle));
-    const uint64_t n_instr = s.K / s.kin;
-    instr = n_instr;
-    compute = static_cast<double>(n_instr * per_instr);
-    const double busy = static_cast<double>(n_instr) * static_cast<double>(std::max({per_instr, read, depth}));
-    const double ld = static_cast<double>(a_tile + b_tile) / bw;
-    const double cp = static_cast<double>(g.ksteps * ceil_div((rows + cols) * (kt / s.block) * s.sb,
-                                                               static_cast<uint64_t>(p.tmem_cp_bytes_per_cycle)));
-    load = ld;
-    mainloop = std::max({busy, ld, cp});
+    const double cp = static_cast<double>(ceil_div((rows + cols) * (kt / s.block) * s.sb,
+                                                   static_cast<uint64_t>(p.tmem_cp_bytes_per_cycle)));
+    instr = s.K / s.kin;
+    compute = static_cast<double>(instr * per_instr);
+    consume = std::max(static_cast<double>(kt / s.kin) * static_cast<double>(std::max({per_instr, read, depth})), cp);
+    xfer = static_cast<double>(first) / bw;
+    slots = static_cast<double>(m.stages);
+    steps = static_cast<double>(g.ksteps);
   } else {
     const uint64_t R = static_cast<uint64_t>(p.rows), C = static_cast<uint64_t>(p.cols);
     const uint64_t per_step = ceil_div(rows, R) * ceil_div(cols, C) * ceil_div(kt, static_cast<uint64_t>(p.pe_k));
+    const uint64_t mte1 = ceil_div(std::max(s.operand_bytes(rows, kt), s.operand_bytes(cols, kt)),
+                                   static_cast<uint64_t>(p.mte1_bytes_per_cycle));
     instr = g.ksteps;
     compute = static_cast<double>(ceil_div(rows, R) * ceil_div(cols, C) * ceil_div(s.K, static_cast<uint64_t>(p.pe_k)));
-    const double busy = static_cast<double>(g.ksteps) * static_cast<double>(std::max(per_step, depth));
-    const double mte1 = static_cast<double>(g.ksteps) *
-                        static_cast<double>(ceil_div(std::max(s.operand_bytes(rows, kt), s.operand_bytes(cols, kt)),
-                                                     static_cast<uint64_t>(p.mte1_bytes_per_cycle)));
-    const double ld = (static_cast<double>(b_tile) + (a_resident ? a_loads / static_cast<double>(tiles_per_core) : 1.0) *
-                                                         static_cast<double>(a_tile)) / bw;
-    load = ld;
-    mainloop = std::max({busy, mte1, ld});
+    consume = static_cast<double>(g.steps_per_chunk) * static_cast<double>(std::max({per_step, depth, mte1}));
+    const uint64_t l1k = std::min<uint64_t>(kt * g.steps_per_chunk, s.K);
+    const double a_bytes = a_resident ? a_loads / static_cast<double>(tiles_per_core) * static_cast<double>(a_tile)
+                                      : static_cast<double>(s.operand_bytes(rows, l1k));
+    xfer = (static_cast<double>(s.operand_bytes(cols, l1k)) + a_bytes) / bw;
+    slots = 2;
+    steps = static_cast<double>(g.chunks);
   }
+  const double step = std::max({xfer, consume, (lat + xfer + consume) / slots});
+  const double mainloop = steps * step;
   const uint64_t out_tile = s.out_bytes(rows, cols);
   const double drain = static_cast<double>(
       tc ? ceil_div(rows * cols * 4, static_cast<uint64_t>(p.tmem_ld_bytes_per_cycle))
@@ -293,13 +314,12 @@ Stats analytic(const Params& p, const Shape& s, const Mapping& m) {
   const double epilogue = std::max({drain, quant, store});
   const bool overlap = tc ? g.nacc >= 2 : true;  // a second accumulator lets the epilogue overlap
   const double period = overlap ? std::max(mainloop, epilogue) : mainloop + epilogue;
-  // Start-up: the first step's operands (latency + transfer); end: pipeline, drain, quantize, store.
-  const uint64_t first = tc ? s.operand_bytes(rows, kt) + s.operand_bytes(cols, kt)
-                            : s.operand_bytes(rows, std::min<uint64_t>(kt * g.steps_per_chunk, s.K)) +
-                                  s.operand_bytes(cols, std::min<uint64_t>(kt * g.steps_per_chunk, s.K));
-  const double fill = static_cast<double>(p.dram_latency + p.l2_latency) + static_cast<double>(first) / bw;
+  // Start-up: the first step's latency and transfer; then the steps; end: the last step's
+  // consumption, the pipeline, drain, quantize and store of the last tile.
+  const double startup = lat + static_cast<double>(first) / bw;
   const double tail = static_cast<double>(depth) + drain + quant + store + static_cast<double>(p.l2_latency);
-  const double core_time = fill + static_cast<double>(tiles_per_core) * period + tail;
+  const double core_time = startup + static_cast<double>(tiles_per_core) * period - step + consume + tail;
+  const bool load_bound = step > consume * 1.001;
   const double dram_time = (dram_read + out) / static_cast<double>(p.dram_bytes_per_cycle) + static_cast<double>(p.dram_latency);
   const double l2_time = (l2_read + out) / static_cast<double>(p.l2_bytes_per_cycle) + static_cast<double>(p.l2_latency);
   st.cycles = static_cast<uint64_t>(std::ceil(std::max({core_time, dram_time, l2_time})));
@@ -323,8 +343,10 @@ Stats analytic(const Params& p, const Shape& s, const Mapping& m) {
   };
   add("no_tile", no_tile);
   add("tail", tail_c);
-  const bool load_bound = load >= mainloop * 0.999 || dram_time >= core_time || l2_time >= core_time;
-  add(load_bound ? (tc ? "operand_load" : "l1_load") : (tc ? "accumulator_dependency" : "accumulator_dependency"), rest);
+  const bool mem_bound = load_bound || dram_time >= core_time || l2_time >= core_time;
+  // The rest: waiting for operands when a bandwidth or latency bound sets the pace, else the
+  // per-core start-up and drain around the main loop.
+  add(mem_bound ? (tc ? "operand_load" : "l1_load") : "tail", rest);
   st.stalls = std::move(stalls);
   st.bytes.clear();
   for (std::string_view l : byte_levels(p.engine)) {
@@ -339,11 +361,6 @@ Stats analytic(const Params& p, const Shape& s, const Mapping& m) {
 
 namespace {
 
-Mapping pinned_or(const Params& p) {
-  (void)p;
-  return {};
-}
-
 // Orders mappings by their estimate; ties: fewer bytes from HBM, then the candidate order.
 std::vector<MapChoice> rank(const Params& p, const Shape& s) {
   std::vector<MapChoice> v;
@@ -352,7 +369,6 @@ std::vector<MapChoice> rank(const Params& p, const Shape& s) {
     if (a.estimate.cycles != b.estimate.cycles) return a.estimate.cycles < b.estimate.cycles;
     return a.estimate.bytes_of("dram_read") < b.estimate.bytes_of("dram_read");
   });
-  (void)pinned_or;
   return v;
 }
 
@@ -382,18 +398,32 @@ Result run(const Params& p0, const Workload& w, const RunOptions& o) {
     if (!w.timing_only) detail::run_functional(p, s, ranked.front().mapping, w, r, o.progress);
     return r;
   }
-  // Cycle mode: simulate the best few analytic mappings (timing only), keep the fastest, then run
-  // that one with the datapath. A single candidate runs once.
-  const size_t n = std::min<size_t>(ranked.size(), static_cast<size_t>(p.mapper_candidates));
-  size_t best = 0;
+  // Cycle mode: simulate a few mappings (timing only) and keep the fastest, then run that one with
+  // the datapath. Half of them are the best analytic mapping of each of the best tile shapes (the
+  // shapes differ most in what the estimate misses: latency hiding, contention), the rest the next
+  // best by the estimate. A single candidate runs once.
+  const size_t want = static_cast<size_t>(p.mapper_candidates);
+  std::vector<size_t> pick;
+  for (size_t i = 0; i < ranked.size() && pick.size() < (want + 1) / 2; ++i) {
+    const Mapping& m = ranked[i].mapping;
+    const bool seen = std::any_of(pick.begin(), pick.end(), [&](size_t j) {
+      return ranked[j].mapping.tile_m == m.tile_m && ranked[j].mapping.tile_n == m.tile_n;
+    });
+    if (!seen) pick.push_back(i);
+  }
+  for (size_t i = 0; i < ranked.size() && pick.size() < want; ++i)
+    if (std::find(pick.begin(), pick.end(), i) == pick.end()) pick.push_back(i);
+  std::sort(pick.begin(), pick.end());
+  const size_t n = pick.size();
+  size_t best = pick.front();
   Stats best_stats;
   if (n > 1) {
     Workload tw = w;
     tw.timing_only = true;
     tw.datapath = nullptr;
-    for (size_t i = 0; i < n; ++i) {
+    for (size_t i : pick) {
       Stats st = detail::run_cycle(p, s, ranked[i].mapping, tw, nullptr, {});
-      if (i == 0 || st.cycles < best_stats.cycles) best = i, best_stats = std::move(st);
+      if (i == pick.front() || st.cycles < best_stats.cycles) best = i, best_stats = std::move(st);
     }
   }
   if (n == 1 || !w.timing_only) {

@@ -84,7 +84,7 @@ constexpr Key kKeys[] = {
     {"l1_k", "elements", "K per L1 chunk (0 = mapper)", &Params::l1_k, 0, 1 << 24, false, true, 0},
     {"stages", "stages", "SMEM stages (0 = mapper)", &Params::stages, 0, 64, true, false, 0},
     {"raster", "", "tile order: auto, n (along N first), m (along M first)", nullptr, 0, 0, true, true, 2},
-    {"mapper_candidates", "mappings", "cycle mode: best analytic mappings simulated", &Params::mapper_candidates, 1,
+    {"mapper_candidates", "mappings", "cycle mode: mappings the mapper simulates (best tile shapes and best estimates)", &Params::mapper_candidates, 1,
      64, true, true, 0},
 };
 
@@ -115,7 +115,7 @@ Params default_params(EngineKind e) {
   p.engine = e;
   p.out_format = OutFormat::None;
   p.raster = Raster::Auto;
-  p.mapper_candidates = 3;
+  p.mapper_candidates = 8;
   if (e == EngineKind::TensorCore) {
     // B200-class (HGX B200), clock 1.856 GHz (the tensor clock the dense FP4 peak implies).
     p.cores = 148;

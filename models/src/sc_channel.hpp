@@ -94,8 +94,9 @@ class Channel {
     uint64_t ready;
   };
   struct Signals {
-    sc_core::sc_signal<uint32_t> occupancy;
-    sc_core::sc_signal<bool> valid, ready;
+    // Written by both ends (push and pop): many writers, one value per delta.
+    sc_core::sc_signal<uint32_t, sc_core::SC_MANY_WRITERS> occupancy;
+    sc_core::sc_signal<bool, sc_core::SC_MANY_WRITERS> valid, ready;
   };
   void show() {
     if (!sig_ || !g_tracing) return;

@@ -85,6 +85,28 @@ struct CoreStats {
 };
 
 // ---------------------------------------------------------------------------------------------
+// A bandwidth-limited port: each transfer occupies bytes / bandwidth cycles, kept as a fraction so
+// that many small requests share a cycle (a 16 KiB/cycle L2 moves four 4 KiB requests per cycle).
+// take() books a transfer and returns the cycle it ends in (relative to now); the caller's thread
+// is held back only while the port is booked beyond the current cycle (its backlog), so the port
+// never runs ahead of its bandwidth and never idles while work waits.
+class Port {
+ public:
+  void reset() { free_ = 0; }
+  uint64_t take(uint64_t bytes, uint64_t bytes_per_cycle) {
+    free_ = std::max(free_, static_cast<double>(g_job.now())) +
+            static_cast<double>(bytes) / static_cast<double>(bytes_per_cycle);
+    const uint64_t floor_end = static_cast<uint64_t>(free_ + 1e-9);
+    if (floor_end > g_job.now()) wait_cycles(floor_end - g_job.now());
+    return end() - g_job.now();
+  }
+  uint64_t end() const { return std::max<uint64_t>(static_cast<uint64_t>(std::ceil(free_ - 1e-9)), g_job.now()); }
+
+ private:
+  double free_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
 // Memory system: one L2 port and one DRAM port shared by every core.
 
 struct MemResp {
@@ -131,15 +153,16 @@ class L2Cache {  // LRU over request keys, capacity in bytes
 
 class MemorySystem : public sc_module {
  public:
-  std::vector<std::unique_ptr<Channel<MemReq>>> req;  // one per core slot
+  // Per core slot: loads and stores (separate, so that a store's link time never blocks a load).
+  std::vector<std::unique_ptr<Channel<MemReq>>> req;
   Channel<MemReq> dram_q{"dram_queue", 1u << 30}, fill{"dram_fill", 1u << 30};
   uint64_t dram_read = 0, dram_write = 0, l2_read = 0, l2_write = 0;
   bool port_busy = false;
 
   SC_HAS_PROCESS(MemorySystem);
   MemorySystem(const sc_module_name& nm, size_t slots) : sc_module(nm) {
-    for (size_t i = 0; i < slots; ++i) {
-      req.push_back(std::make_unique<Channel<MemReq>>("core" + std::to_string(i) + "_req", 64));
+    for (size_t i = 0; i < 2 * slots; ++i) {  // [2i] loads of core i, [2i + 1] its stores
+      req.push_back(std::make_unique<Channel<MemReq>>("core" + std::to_string(i / 2) + (i % 2 ? "_store" : "_load"), 64));
       req.back()->also_notify(&any_req_);
     }
     fill.also_notify(&any_req_);
@@ -147,24 +170,27 @@ class MemorySystem : public sc_module {
     SC_THREAD(dram_port);
   }
   void reset(const Params& p, size_t cores) {
-    for (size_t i = 0; i < cores; ++i) req[i]->reset(64);
+    for (size_t i = 0; i < 2 * cores; ++i) req[i]->reset(64);
     dram_q.reset(1u << 30);
     fill.reset(1u << 30);
     cache_.reset(static_cast<uint64_t>(p.l2_bytes));
     pending_.clear();
     dram_read = dram_write = l2_read = l2_write = 0;
+    l2_.reset(), dram_.reset();
     next_ = 0;
     cores_ = cores;
   }
 
  private:
-  void transfer(const MemReq& r) {  // the L2 port moves r's bytes, then the reply travels l2_latency
-    wait_cycles(ceil_div(r.bytes, static_cast<uint64_t>(g_job.p->l2_bytes_per_cycle)));
+  // The L2 port moves r's bytes; a read's reply then travels l2_latency, a write goes on to HBM.
+  void transfer(const MemReq& r) {
+    const uint64_t done = l2_.take(r.bytes, static_cast<uint64_t>(g_job.p->l2_bytes_per_cycle));
     if (r.write) {
       l2_write += r.bytes;
+      dram_q.push(r, done);  // write-through: D goes on to HBM
     } else {
       l2_read += r.bytes;
-      r.reply->push({r.tag, r.bytes}, static_cast<uint64_t>(g_job.p->l2_latency));
+      r.reply->push({r.tag, r.bytes}, done + static_cast<uint64_t>(g_job.p->l2_latency));
     }
   }
   void l2_port() {
@@ -179,12 +205,13 @@ class MemorySystem : public sc_module {
         continue;
       }
       Channel<MemReq>* src = nullptr;
-      for (size_t i = 0; i < cores_ && !src; ++i) {  // round robin over the cores
-        const size_t c = (next_ + i) % cores_;
+      for (size_t i = 0; i < 2 * cores_ && !src; ++i) {  // round robin over the cores' channels
+        const size_t c = (next_ + i) % (2 * cores_);
         if (req[c]->can_pop()) src = req[c].get(), next_ = c + 1;
       }
-      if (!src) {
-        const uint64_t fr = fill.front_ready();
+      if (!src) {  // sleep until the next request or fill becomes visible, or a new one arrives
+        uint64_t fr = fill.front_ready();
+        for (size_t i = 0; i < 2 * cores_; ++i) fr = std::min(fr, req[i]->front_ready());
         if (fr != UINT64_MAX) sc_core::wait(cycles_time(fr - now_cycles()), any_req_);
         else sc_core::wait(any_req_);
         continue;
@@ -192,7 +219,6 @@ class MemorySystem : public sc_module {
       const MemReq r = src->pop();
       if (r.write) {
         transfer(r);
-        dram_q.push(r);  // write-through: D goes on to HBM
       } else if (cache_.hit(r.key)) {
         transfer(r);
       } else if (auto it = pending_.find(r.key); it != pending_.end()) {
@@ -206,17 +232,19 @@ class MemorySystem : public sc_module {
   void dram_port() {
     for (;;) {
       const MemReq r = dram_q.pop();
-      wait_cycles(ceil_div(r.bytes, static_cast<uint64_t>(g_job.p->dram_bytes_per_cycle)));
+      const uint64_t done = dram_.take(r.bytes, static_cast<uint64_t>(g_job.p->dram_bytes_per_cycle));
       if (r.write) {
         dram_write += r.bytes;
+        wait_cycles(done);  // the job ends when the last byte of D is in HBM
       } else {
         dram_read += r.bytes;
-        fill.push(r, static_cast<uint64_t>(g_job.p->dram_latency));
+        fill.push(r, done + static_cast<uint64_t>(g_job.p->dram_latency));
       }
     }
   }
 
   L2Cache cache_;
+  Port l2_, dram_;
   std::unordered_map<uint64_t, std::vector<MemReq>> pending_;
   sc_core::sc_event any_req_;
   size_t next_ = 0, cores_ = 0;
@@ -294,11 +322,16 @@ class TileScheduler : public sc_module {
   }
 
  private:
+  // Asks take a cycle to arrive; the asks of one cycle are served in core order, so the
+  // assignment does not depend on the order the cores' threads ran in.
   void run() {
+    std::vector<uint32_t> ask;
     for (;;) {
-      const uint32_t c = want.pop();
-      if (next_ >= g_job.g.tiles()) continue;  // nothing left: the core stays idle
-      tiles[c]->push(g_job.g.tile(*g_job.s, *g_job.m, next_++));
+      ask.assign(1, want.pop());
+      while (want.can_pop()) ask.push_back(want.pop());
+      std::sort(ask.begin(), ask.end());
+      for (uint32_t c : ask)
+        if (next_ < g_job.g.tiles()) tiles[c]->push(g_job.g.tile(*g_job.s, *g_job.m, next_++));
     }
   }
   size_t next_ = 0;
@@ -322,6 +355,7 @@ class LoadEngine : public sc_module {
   void reset(size_t done_capacity) {
     jobs.reset(2), inflight.reset(16), done.reset(done_capacity), resp.reset(1u << 30);
     seq_ = rtag_ = 0, left_.clear();
+    link_.reset();
   }
 
  private:
@@ -332,7 +366,9 @@ class LoadEngine : public sc_module {
       uint64_t n = 0;
       for (const Slab& sl : j.slabs)
         for_each_request(*g_job.s, sl, [&](uint64_t key, uint32_t bytes) {
-          mem->push({key, bytes, false, tag, &resp});
+          // One cycle to the L2: the port sees each cycle's requests together, whatever order the
+          // cores' threads ran in (same seed, same cycles, whatever the job history).
+          mem->push({key, bytes, false, tag, &resp}, 1);
           ++n;
         });
       left_[tag] = n;
@@ -345,14 +381,16 @@ class LoadEngine : public sc_module {
       const uint64_t tag = rtag_++;
       while (left_[tag] > 0) {
         const MemResp r = resp.pop();
-        wait_cycles(ceil_div(r.bytes, static_cast<uint64_t>(g_job.p->core_load_bytes_per_cycle)));
+        link_.take(r.bytes, static_cast<uint64_t>(g_job.p->core_load_bytes_per_cycle));
         --left_[r.tag];
       }
+      wait_cycles(link_.end() - g_job.now());  // the job's last byte is across the link
       left_.erase(tag);
       if (land && g_job.functional()) land(j);
       done.push(std::move(j));
     }
   }
+  Port link_;
   uint64_t seq_ = 0, rtag_ = 0;
   std::unordered_map<uint64_t, uint64_t> left_;
 };
@@ -393,8 +431,10 @@ class StoreUnit : public sc_module {
   CoreStats* st = nullptr;
   SC_HAS_PROCESS(StoreUnit);
   explicit StoreUnit(const sc_module_name& nm) : sc_module(nm) { SC_THREAD(run); }
+  void reset() { link_.reset(); }
 
  private:
+  Port link_;
   void run() {
     for (;;) {
       TileOut t = in->pop();
@@ -406,8 +446,8 @@ class StoreUnit : public sc_module {
       st->bytes[CoreStats::kGlobalStore] += left;
       for (uint64_t off = 0; left; off += kRequestBytes) {
         const uint32_t b = static_cast<uint32_t>(std::min(left, kRequestBytes));
-        wait_cycles(ceil_div(b, static_cast<uint64_t>(g_job.p->core_store_bytes_per_cycle)));
-        mem->push({mem_key(3, tl.r0, tl.c0, off, 0), b, true, 0, nullptr});
+        const uint64_t done = link_.take(b, static_cast<uint64_t>(g_job.p->core_store_bytes_per_cycle));
+        mem->push({mem_key(3, tl.r0, tl.c0, off, 0), b, true, 0, nullptr}, done);
         left -= b;
       }
       ++g_job.tiles_done;
@@ -512,6 +552,7 @@ class TensorCoreSm : public sc_module {
     cp_q.reset(2), cp_done.reset(2), mma_q.reset(4), acc_full.reset(2);
     tma.reset(static_cast<size_t>(m.stages));
     quant.reset();
+    store.reset();
     if (g_job.functional()) {
       smem_.resize(static_cast<size_t>(m.stages));
       acc_.resize(g_job.g.nacc);
@@ -535,7 +576,7 @@ class TensorCoreSm : public sc_module {
         s.slabs = step_slabs(t, k * kt, std::min(kt, g_job.s->K - k * kt), true, s.first);
         tma.jobs.push(std::move(s));
       }
-      want->push(id);  // ask for the next tile while this one's loads are in flight
+      want->push(id, 1);  // ask for the next tile while this one's loads are in flight
     }
   }
   void land(const Stage& s) {
@@ -699,6 +740,7 @@ class CubeCore : public sc_module {
     l0_full.reset(2), acc_full.reset(2);
     mte2.reset(2);
     quant.reset();
+    store.reset();
     a_mb_[0] = a_mb_[1] = -1;
     a_users_[0] = a_users_[1] = 0;
     if (g_job.functional()) l1a_.resize(2), l1b_.resize(2), l0_.resize(2), l0c_.resize(2);
@@ -738,7 +780,7 @@ class CubeCore : public sc_module {
         s.slabs = step_slabs(t, k0, std::min(l1k, g_job.s->K - k0), s.load_a, s.first);
         mte2.jobs.push(std::move(s));
       }
-      want->push(id);
+      want->push(id, 1);
     }
   }
   void land(const Stage& s) {
@@ -856,8 +898,8 @@ struct Chip {
       c.id = static_cast<uint32_t>(i);
       c.tile_in = sched.tiles[i].get();
       c.want = &sched.want;
-      c.store.mem = mem.req[i].get();
-      load_engine(c).mem = mem.req[i].get();
+      load_engine(c).mem = mem.req[2 * i].get();
+      c.store.mem = mem.req[2 * i + 1].get();
     }
   }
   static LoadEngine& load_engine(Core& c) {
@@ -992,6 +1034,7 @@ void open_trace(const std::string& path) {
   t.quant.in.trace(g_trace, tp);
   t.quant.out.trace(g_trace, tp);
   s.tc.mem.req[0]->trace(g_trace, "tensor_core.mem.");
+  s.tc.mem.req[1]->trace(g_trace, "tensor_core.mem.");
   s.tc.mem.dram_q.trace(g_trace, "tensor_core.mem.");
   s.tc.mem.fill.trace(g_trace, "tensor_core.mem.");
   auto& c = *s.cube.cores[0];
@@ -1007,6 +1050,7 @@ void open_trace(const std::string& path) {
   c.quant.in.trace(g_trace, cp);
   c.quant.out.trace(g_trace, cp);
   s.cube.mem.req[0]->trace(g_trace, "cube.mem.");
+  s.cube.mem.req[1]->trace(g_trace, "cube.mem.");
   s.cube.mem.dram_q.trace(g_trace, "cube.mem.");
   s.cube.mem.fill.trace(g_trace, "cube.mem.");
   g_tracing = true;
