@@ -91,25 +91,26 @@ Tile Geometry::tile(const Shape& s, const Mapping& m, size_t i) const {
   return t;
 }
 
-Geometry geometry(const Params& p, const Shape& s, const Mapping& m) {
-  Geometry g;
-  const std::string en(engine_name(p.engine));
-  auto need = [&](bool ok, const std::string& what) {
-    if (!ok) bad(en + ": mapping " + m.str() + ": " + what);
-  };
-  need(m.tile_m > 0 && m.tile_n > 0 && m.tile_k > 0, "tile sizes must be positive");
-  need(m.tile_k % static_cast<int64_t>(s.gran) == 0, "tile_k must be a multiple of " + std::to_string(s.gran));
-  if (s.out_block) need(m.tile_n % static_cast<int64_t>(s.out_block) == 0, "tile_n must be a multiple of the output block");
+// Whether a mapping fits (the mapper tries hundreds: no exceptions here); `why` says what does not.
+bool fits(const Params& p, const Shape& s, const Mapping& m, Geometry& g, std::string* why) {
+#define FP4SIM_NEED(ok, what)                                                                     \
+  if (!(ok)) {                                                                                    \
+    if (why) *why = std::string(engine_name(p.engine)) + ": mapping " + m.str() + ": " + (what); \
+    return false;                                                                                 \
+  }
+  FP4SIM_NEED(m.tile_m > 0 && m.tile_n > 0 && m.tile_k > 0, "tile sizes must be positive");
+  FP4SIM_NEED(m.tile_k % static_cast<int64_t>(s.gran) == 0, "tile_k must be a multiple of " + std::to_string(s.gran));
+  if (s.out_block) FP4SIM_NEED(m.tile_n % static_cast<int64_t>(s.out_block) == 0, "tile_n must be a multiple of the output block");
   g.tiles_m = ceil_div(s.M, static_cast<size_t>(m.tile_m));
   g.tiles_n = ceil_div(s.N, static_cast<size_t>(m.tile_n));
   g.ksteps = ceil_div(s.K, static_cast<size_t>(m.tile_k));
   const uint64_t kt = static_cast<uint64_t>(m.tile_k);
   if (p.engine == EngineKind::TensorCore) {
-    need(m.tile_m == 128, "tile_m must be 128 (the instruction M)");
-    need(m.tile_n % 8 == 0 && m.tile_n <= 256, "tile_n must be 8..256, a multiple of 8 (the instruction N)");
-    need(m.stages >= 1, "at least one SMEM stage");
+    FP4SIM_NEED(m.tile_m == 128, "tile_m must be 128 (the instruction M)");
+    FP4SIM_NEED(m.tile_n % 8 == 0 && m.tile_n <= 256, "tile_n must be 8..256, a multiple of 8 (the instruction N)");
+    FP4SIM_NEED(m.stages >= 1, "at least one SMEM stage");
     const uint64_t stage = s.operand_bytes(128, kt) + s.operand_bytes(static_cast<uint64_t>(m.tile_n), kt);
-    need(stage * static_cast<uint64_t>(m.stages) <= static_cast<uint64_t>(p.smem_bytes),
+    FP4SIM_NEED(stage * static_cast<uint64_t>(m.stages) <= static_cast<uint64_t>(p.smem_bytes),
          std::to_string(m.stages) + " stages of " + std::to_string(stage) + " B exceed smem_bytes");
     // TMEM: two scale-factor slots (SFA one column group, SFB one per 128 rows of B; four 8-bit
     // codes or one HiF4 word per 32-bit cell), then accumulators of tile_n columns.
@@ -117,26 +118,34 @@ Geometry geometry(const Params& p, const Shape& s, const Mapping& m) {
     g.sf_cols = ceil_div(kt / s.block, per_cell) * (1 + ceil_div(static_cast<uint64_t>(m.tile_n), 128));
     const int64_t left = p.tmem_columns - 2 * static_cast<int64_t>(g.sf_cols);
     g.nacc = left > 0 ? std::min<size_t>(2, static_cast<size_t>(left / m.tile_n)) : 0;
-    need(g.nacc >= 1, "TMEM too small for the scale slots and one accumulator");
+    FP4SIM_NEED(g.nacc >= 1, "TMEM too small for the scale slots and one accumulator");
     g.chunks = g.ksteps;
     g.steps_per_chunk = 1;
   } else {
-    need(m.tile_m % p.rows == 0 && m.tile_n % p.cols == 0, "tile_m / tile_n must be multiples of the PE grid");
-    need(m.l1_k > 0 && m.l1_k % m.tile_k == 0, "l1_k must be a multiple of tile_k");
+    FP4SIM_NEED(m.tile_m % p.rows == 0 && m.tile_n % p.cols == 0, "tile_m / tile_n must be multiples of the PE grid");
+    FP4SIM_NEED(m.l1_k > 0 && m.l1_k % m.tile_k == 0, "l1_k must be a multiple of tile_k");
     const uint64_t m0 = static_cast<uint64_t>(m.tile_m), n0 = static_cast<uint64_t>(m.tile_n);
-    need(m0 * n0 * 4 * 2 <= static_cast<uint64_t>(p.l0c_bytes), "two FP32 output tiles exceed l0c_bytes");
+    FP4SIM_NEED(m0 * n0 * 4 * 2 <= static_cast<uint64_t>(p.l0c_bytes), "two FP32 output tiles exceed l0c_bytes");
     const uint64_t ea = static_cast<uint64_t>(std::ceil(static_cast<double>(m0 * kt) * s.eb));
     const uint64_t ebb = static_cast<uint64_t>(std::ceil(static_cast<double>(n0 * kt) * s.eb));
-    need(2 * ea <= static_cast<uint64_t>(p.l0a_bytes), "two A steps exceed l0a_bytes");
-    need(2 * ebb <= static_cast<uint64_t>(p.l0b_bytes), "two B steps exceed l0b_bytes");
-    need(2 * std::max(m0, n0) * (kt / s.block) * s.sb <= static_cast<uint64_t>(p.scale_buffer_bytes),
+    FP4SIM_NEED(2 * ea <= static_cast<uint64_t>(p.l0a_bytes), "two A steps exceed l0a_bytes");
+    FP4SIM_NEED(2 * ebb <= static_cast<uint64_t>(p.l0b_bytes), "two B steps exceed l0b_bytes");
+    FP4SIM_NEED(2 * std::max(m0, n0) * (kt / s.block) * s.sb <= static_cast<uint64_t>(p.scale_buffer_bytes),
          "two steps' block scales exceed scale_buffer_bytes");
     const uint64_t l1k = std::min<uint64_t>(static_cast<uint64_t>(m.l1_k), round_up(s.K, kt));
-    need(2 * (s.operand_bytes(m0, l1k) + s.operand_bytes(n0, l1k)) <= static_cast<uint64_t>(p.l1_bytes),
+    FP4SIM_NEED(2 * (s.operand_bytes(m0, l1k) + s.operand_bytes(n0, l1k)) <= static_cast<uint64_t>(p.l1_bytes),
          "two L1 chunks of A and B exceed l1_bytes");
     g.chunks = ceil_div(s.K, static_cast<size_t>(l1k));
     g.steps_per_chunk = static_cast<size_t>(l1k / kt);
   }
+  return true;
+#undef FP4SIM_NEED
+}
+
+Geometry geometry(const Params& p, const Shape& s, const Mapping& m) {
+  Geometry g;
+  std::string why;
+  if (!fits(p, s, m, g, &why)) bad(why);
   return g;
 }
 
@@ -162,12 +171,8 @@ std::vector<Mapping> candidates(const Params& p, const Shape& s) {
     if (m.raster == Raster::AlongM && p.raster == Raster::Auto &&
         (ceil_div(s.M, static_cast<uint64_t>(m.tile_m)) == 1 || ceil_div(s.N, static_cast<uint64_t>(m.tile_n)) == 1))
       return;
-    try {
-      (void)geometry(p, s, m);
-      out.push_back(m);
-    } catch (const std::invalid_argument& e) {
-      if (first_error.empty()) first_error = e.what();
-    }
+    Geometry g;
+    if (fits(p, s, m, g, first_error.empty() ? &first_error : nullptr)) out.push_back(m);
   };
   const int64_t K = static_cast<int64_t>(s.K), gran = static_cast<int64_t>(s.gran);
   if (p.engine == EngineKind::TensorCore) {
@@ -367,7 +372,12 @@ std::vector<MapChoice> rank(const Params& p, const Shape& s) {
   for (const Mapping& m : candidates(p, s)) v.push_back({m, analytic(p, s, m)});
   std::stable_sort(v.begin(), v.end(), [](const MapChoice& a, const MapChoice& b) {
     if (a.estimate.cycles != b.estimate.cycles) return a.estimate.cycles < b.estimate.cycles;
-    return a.estimate.bytes_of("dram_read") < b.estimate.bytes_of("dram_read");
+    // Ties (e.g. everything at the memory roofline): less traffic, then larger tiles.
+    if (a.estimate.bytes_of("dram_read") != b.estimate.bytes_of("dram_read"))
+      return a.estimate.bytes_of("dram_read") < b.estimate.bytes_of("dram_read");
+    if (a.estimate.bytes_of("l2_read") != b.estimate.bytes_of("l2_read"))
+      return a.estimate.bytes_of("l2_read") < b.estimate.bytes_of("l2_read");
+    return a.mapping.tile_m * a.mapping.tile_n > b.mapping.tile_m * b.mapping.tile_n;
   });
   return v;
 }

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "fp4sim/models/models.hpp"
@@ -51,6 +52,7 @@ struct Geometry {
 };
 // Throws std::invalid_argument if the mapping does not fit the buffers.
 Geometry geometry(const Params& p, const Shape& s, const Mapping& m);
+bool fits(const Params& p, const Shape& s, const Mapping& m, Geometry& g, std::string* why);
 
 // Every mapping that fits, honouring the pinned parts of p (throws if none does).
 std::vector<Mapping> candidates(const Params& p, const Shape& s);

@@ -183,7 +183,7 @@ const std::vector<ParamDesc>& param_table(EngineKind e) {
 void set_param(Params& p, std::string_view key, std::string_view value) {
   const Key* k = find_key(key);
   const std::string ks(key), vs(value);
-  if (!k) throw std::invalid_argument("unknown model parameter '" + ks + "' (fp4sim whatif --help lists them)");
+  if (!k) throw std::invalid_argument("unknown model parameter '" + ks + "'");
   if (!applies(*k, p.engine))
     throw std::invalid_argument("model parameter '" + ks + "' does not apply to the " +
                                 std::string(engine_name(p.engine)));
@@ -219,6 +219,8 @@ std::string get_param(const Params& p, std::string_view key) {
   if (k->enum_id == 2) return std::string(kRasters[static_cast<int>(p.raster)]);
   return std::to_string(p.*(k->field));
 }
+
+std::string_view raster_name(Raster r) { return kRasters[static_cast<int>(r)]; }
 
 std::string Mapping::str() const {
   std::ostringstream o;

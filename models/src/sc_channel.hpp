@@ -94,9 +94,9 @@ class Channel {
     uint64_t ready;
   };
   struct Signals {
-    // Written by both ends (push and pop): many writers, one value per delta.
-    sc_core::sc_signal<uint32_t, sc_core::SC_MANY_WRITERS> occupancy;
-    sc_core::sc_signal<bool, sc_core::SC_MANY_WRITERS> valid, ready;
+    // Written by both ends (push and pop), possibly in one delta: the last write of a delta wins.
+    sc_core::sc_signal<uint32_t, sc_core::SC_UNCHECKED_WRITERS> occupancy;
+    sc_core::sc_signal<bool, sc_core::SC_UNCHECKED_WRITERS> valid, ready;
   };
   void show() {
     if (!sig_ || !g_tracing) return;

@@ -9,6 +9,9 @@
 
 #include "fp4sim/format.hpp"
 #include "fp4sim/io/atomic_file.hpp"
+#ifdef FP4SIM_HAVE_MODELS
+#include "fp4sim/io/manifest.hpp"
+#endif
 
 namespace fp4sim::cli {
 namespace po = boost::program_options;
@@ -181,5 +184,160 @@ void print_table(std::ostream& os, const std::vector<std::string>& head,
   os << std::string(total, '-') << "\n";
   for (const auto& row : rows) line(row);
 }
+
+#ifdef FP4SIM_HAVE_MODELS
+namespace fm = fp4sim::models;
+
+void add_model_param_options(po::options_description& od) {
+  od.add_options()
+      ("param", po::value<std::vector<std::string>>()->value_name("KEY=VALUE"),
+       "set a model parameter (repeatable; applied after --config); the keys are listed below")
+      ("config", po::value<std::string>()->value_name("FILE.json"),
+       "model parameters from a JSON object {key: number|string, ...}, optionally with \"tensor-core\" and "
+       "\"cube\" sections for one engine");
+}
+
+namespace {
+
+// A JSON value as set_param's text: integers as digits, strings as is.
+std::string json_param_text(const io::Json& v, const std::string& where, const std::string& key) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_integer() || v.is_number_unsigned()) return v.dump();
+  if (v.is_number_float()) return v.dump();  // set_param rejects it (integers only), naming the key
+  throw UsageError(where + ": '" + key + "' must be a number or a string, got " + v.dump());
+}
+
+}  // namespace
+
+std::vector<ParamSetting> model_param_settings(const po::variables_map& vm) {
+  std::vector<ParamSetting> out;
+  if (vm.count("config")) {
+    const std::string path = vm["config"].as<std::string>();
+    const std::vector<uint8_t> bytes = io::read_file(path);
+    io::Json j;
+    try {
+      j = io::Json::parse(bytes.begin(), bytes.end());
+    } catch (const io::Json::exception& e) {
+      throw io::IoError(path + ": not valid JSON (" + e.what() + ")");
+    }
+    if (!j.is_object()) throw UsageError(path + ": expected a JSON object of parameters, got " + std::string(j.type_name()));
+    for (const auto& [key, v] : j.items()) {
+      if (!v.is_object()) {
+        out.push_back({key, json_param_text(v, path, key), path});
+        continue;
+      }
+      fm::EngineKind e;
+      if (key == fm::engine_name(fm::EngineKind::TensorCore)) e = fm::EngineKind::TensorCore;
+      else if (key == fm::engine_name(fm::EngineKind::Cube)) e = fm::EngineKind::Cube;
+      else throw UsageError(path + ": section '" + key + "' is not an engine (expected tensor-core or cube)");
+      const std::string where = path + ": " + key;
+      for (const auto& [k, sv] : v.items()) {
+        if (sv.is_object()) throw UsageError(where + ": '" + k + "' must be a number or a string, got an object");
+        out.push_back({k, json_param_text(sv, where, k), where, true, e});
+      }
+    }
+  }
+  if (vm.count("param"))
+    for (const std::string& kv : vm["param"].as<std::vector<std::string>>()) {
+      const size_t eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0)
+        throw UsageError("--param: expected KEY=VALUE, got '" + kv + "'");
+      out.push_back({kv.substr(0, eq), kv.substr(eq + 1), "--param"});
+    }
+  return out;
+}
+
+bool param_applies(fm::EngineKind e, std::string_view key) {
+  const auto& t = fm::param_table(e);
+  return std::any_of(t.begin(), t.end(), [&](const fm::ParamDesc& d) { return d.key == key; });
+}
+
+void set_model_param(fm::Params& p, std::string_view key, std::string_view value, std::string_view origin) {
+  try {
+    fm::set_param(p, key, value);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string(origin) + ": " + e.what());
+  }
+}
+
+std::vector<fm::Params> model_params(const std::vector<fm::EngineKind>& engines,
+                                     const std::vector<ParamSetting>& settings) {
+  std::vector<fm::Params> ps;
+  for (fm::EngineKind e : engines) ps.push_back(fm::default_params(e));
+  for (const ParamSetting& s : settings) {
+    if (s.one_engine) {
+      const auto it = std::find(engines.begin(), engines.end(), s.engine);
+      if (it != engines.end()) {
+        set_model_param(ps[static_cast<size_t>(it - engines.begin())], s.key, s.value, s.origin);
+      } else {
+        fm::Params scratch = fm::default_params(s.engine);  // checked, not used
+        set_model_param(scratch, s.key, s.value, s.origin);
+      }
+      continue;
+    }
+    bool applied = false;
+    for (size_t i = 0; i < engines.size(); ++i)
+      if (param_applies(engines[i], s.key)) {
+        set_model_param(ps[i], s.key, s.value, s.origin);
+        applied = true;
+      }
+    if (!applied) {
+      // set_param's own message (unknown key / key of the other engine) names the key.
+      fm::Params scratch = ps.empty() ? fm::default_params(fm::EngineKind::TensorCore) : ps[0];
+      set_model_param(scratch, s.key, s.value, s.origin);
+      std::string names;
+      for (fm::EngineKind e : engines) names += (names.empty() ? "" : " or ") + std::string(fm::engine_name(e));
+      throw UsageError(s.origin + ": '" + s.key + "' is not a parameter of " + names);
+    }
+  }
+  return ps;
+}
+
+void print_model_params(std::ostream& os) {
+  const fm::EngineKind engines[] = {fm::EngineKind::TensorCore, fm::EngineKind::Cube};
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string_view> seen;
+  for (fm::EngineKind e : engines)
+    for (const fm::ParamDesc& d : fm::param_table(e)) {
+      if (std::find(seen.begin(), seen.end(), d.key) != seen.end()) continue;
+      seen.push_back(d.key);
+      std::vector<std::string> row = {std::string(d.key)};
+      for (fm::EngineKind x : engines)
+        row.push_back(param_applies(x, d.key) ? fm::get_param(fm::default_params(x), d.key) : "-");
+      std::string range;
+      if (!d.choices.empty()) {
+        for (std::string_view c : d.choices) {
+          if (!range.empty()) range += '|';
+          range += c;
+        }
+      } else {
+        range = std::to_string(d.min) + ".." + std::to_string(d.max);
+      }
+      row.push_back(range);
+      row.push_back(std::string(d.unit));
+      row.push_back(std::string(d.help));
+      rows.push_back(std::move(row));
+    }
+  os << "\nModel parameters (--param KEY=VALUE, --config FILE.json, whatif --sweep KEY=V1,V2,...; defaults and "
+        "sources in docs/models.md;\n'-': not a parameter of that engine):\n";
+  const std::vector<std::string> head = {"key", "tensor-core", "cube", "range", "unit", "meaning"};
+  std::vector<size_t> w(head.size());
+  for (size_t c = 0; c < head.size(); ++c) {
+    w[c] = head[c].size();
+    for (const auto& r : rows) w[c] = std::max(w[c], r[c].size());
+  }
+  auto line = [&](const std::vector<std::string>& r) {
+    std::string l = " ";
+    for (size_t c = 0; c < r.size(); ++c) {
+      const std::string pad(w[c] - r[c].size(), ' ');
+      l += " " + ((c == 1 || c == 2) ? pad + r[c] : (c + 1 < r.size() ? r[c] + pad : r[c])) + " ";
+    }
+    while (!l.empty() && l.back() == ' ') l.pop_back();
+    os << l << "\n";
+  };
+  line(head);
+  for (const auto& r : rows) line(r);
+}
+#endif
 
 }  // namespace fp4sim::cli

@@ -14,6 +14,9 @@
 
 #include "fp4sim/io/npy.hpp"
 #include "fp4sim/quant.hpp"
+#ifdef FP4SIM_HAVE_MODELS
+#include "fp4sim/models/models.hpp"
+#endif
 
 namespace fp4sim::cli {
 
@@ -78,6 +81,44 @@ void check_output_parent(const std::filesystem::path& file);
 void print_table(std::ostream& os, const std::vector<std::string>& head,
                  const std::vector<std::vector<std::string>>& rows, size_t text_cols);
 std::string fmt_num(const char* printf_format, double v);
+
+#ifdef FP4SIM_HAVE_MODELS
+// The models' parameters on the command line (fp4sim run, fp4sim whatif; docs/cli.md):
+// --config FILE.json (a JSON object key -> number or string, optionally with "tensor-core" / "cube"
+// sections for one engine) and --param KEY=VALUE (repeatable), applied in that order onto
+// models::default_params with models::set_param.
+void add_model_param_options(boost::program_options::options_description& od);
+
+// One setting, in the order it is applied.
+struct ParamSetting {
+  std::string key, value;
+  std::string origin;  // where it came from, for messages: "--param", "FILE.json", "FILE.json: cube"
+  bool one_engine = false;  // from a config file's engine section: applies to `engine` only
+  models::EngineKind engine = models::EngineKind::TensorCore;
+};
+// The settings of --config (file order) then --param (command-line order). Malformed items (no '=',
+// a section that is not an engine, a value that is not a number or a string) are UsageErrors; an
+// unreadable file or one that is not JSON is an io::IoError.
+std::vector<ParamSetting> model_param_settings(const boost::program_options::variables_map& vm);
+
+// Whether `key` is in models::param_table(e).
+bool param_applies(models::EngineKind e, std::string_view key);
+
+// models::set_param with its std::invalid_argument (unknown key, bad value) turned into a UsageError
+// "ORIGIN: message".
+void set_model_param(models::Params& p, std::string_view key, std::string_view value, std::string_view origin);
+
+// default_params(e) for each of `engines`, each setting applied to those it applies to. A setting
+// that applies to none of them (or whose value one of them rejects) is a UsageError naming the key.
+// A config section of an engine not in `engines` is still checked against that engine.
+std::vector<models::Params> model_params(const std::vector<models::EngineKind>& engines,
+                                         const std::vector<ParamSetting>& settings);
+
+// The parameter keys of both engines (tensor-core keys first, then the cube's), each with its
+// default per engine ("-" where it does not apply), range or choices, unit and meaning: the tail of
+// `fp4sim run --help` and `fp4sim whatif --help`.
+void print_model_params(std::ostream& os);
+#endif
 
 // The subcommands.
 int cmd_quantize(const Invocation& inv);

@@ -39,6 +39,7 @@ namespace po = boost::program_options;
 
 constexpr const char* kUsage =
     "run [--m M --n N --k K] [--seed S] [--out DIR] [--threads T] [--quick] [--no-vectors]\n"
+    "           [--timing cycle|analytic] [--param KEY=VALUE ...] [--config FILE.json]\n"
     "           [--rtl [--rtl-trace FILE.fst] [--rtl-fault I]] [--trace FILE.vcd]";
 
 #ifdef FP4SIM_HAVE_MODELS
@@ -51,6 +52,7 @@ struct Engine {
 
 struct Row {
   std::string engine, format;
+  const fm::Params* params = nullptr;  // the engine's parameters (defaults <- --config <- --param)
   size_t mismatches = 0, total = 0;
   fm::Stats stats;
   GemmError err;
@@ -185,8 +187,10 @@ int cmd_run(const Invocation& inv) {
       ("threads", po::value<std::string>()->value_name("T"), "host threads for the datapaths (0 = all)")
       ("quick", "a small layer (128 x 256 x 512) for smoke tests")
       ("no-vectors", "do not write the layer's vectors to DIR/vectors")
+      ("timing", po::value<std::string>()->value_name("T"),
+       "cycle (default): the structural SystemC model; analytic: the closed-form per-tile estimate")
       ("trace", po::value<std::string>()->value_name("FILE.vcd"),
-       "SystemC VCD of the models' pins (busy, retired tiles, compute and stall cycles per engine)")
+       "VCD of the models' channels (valid / ready / occupancy per cycle) and datapaths; needs --timing cycle")
       ("rtl", "RTL in the loop: the Verilated unit of each configuration computes every instruction of the "
               "engine's datapath, each result checked against golden mma_dot")
       ("rtl-fault", po::value<std::string>()->value_name("I"),
@@ -195,16 +199,24 @@ int cmd_run(const Invocation& inv) {
       ("rtl-trace", po::value<std::string>()->value_name("FILE.fst"),
        "with --rtl: FST waveform of the RTL units (one file per unit: FILE.<unit>.fst); needs a build with "
        "FP4SIM_RTL_TRACE=ON");
+#ifdef FP4SIM_HAVE_MODELS
+  add_model_param_options(od);
+#endif
   po::variables_map vm;
-  if (!parse_options(inv, kUsage, od, vm)) return kExitOk;
+  if (!parse_options(inv, kUsage, od, vm)) {
+#ifdef FP4SIM_HAVE_MODELS
+    print_model_params(std::cout);
+#endif
+    return kExitOk;
+  }
   const bool quick = vm.count("quick") > 0;
-  const uint64_t M = vm.count("m") ? parse_uint("--m", vm["m"].as<std::string>(), 8, 1u << 16) : (quick ? 128 : 512);
-  const uint64_t N = vm.count("n") ? parse_uint("--n", vm["n"].as<std::string>(), 16, 1u << 16) : (quick ? 256 : 1024);
-  const uint64_t K = vm.count("k") ? parse_uint("--k", vm["k"].as<std::string>(), 64, 1u << 16) : (quick ? 512 : 1024);
+  const uint64_t M = vm.count("m") ? parse_uint("m", vm["m"].as<std::string>(), 8, 1u << 16) : (quick ? 128 : 512);
+  const uint64_t N = vm.count("n") ? parse_uint("n", vm["n"].as<std::string>(), 16, 1u << 16) : (quick ? 256 : 1024);
+  const uint64_t K = vm.count("k") ? parse_uint("k", vm["k"].as<std::string>(), 64, 1u << 16) : (quick ? 512 : 1024);
   if (M % 8 || N % 16 || K % 64) throw UsageError("--m must be a multiple of 8, --n of 16, --k of 64");
-  const uint64_t seed = vm.count("seed") ? parse_uint("--seed", vm["seed"].as<std::string>(), 0, UINT64_MAX) : 0;
+  const uint64_t seed = vm.count("seed") ? parse_uint("seed", vm["seed"].as<std::string>(), 0, UINT64_MAX) : 0;
   const unsigned threads =
-      vm.count("threads") ? static_cast<unsigned>(parse_uint("--threads", vm["threads"].as<std::string>(), 0, 1024)) : 0;
+      vm.count("threads") ? static_cast<unsigned>(parse_uint("threads", vm["threads"].as<std::string>(), 0, 1024)) : 0;
   const fs::path out = get_or(vm, "out", "out");
   const bool use_rtl = vm.count("rtl") > 0;
   const bool write_vectors = vm.count("no-vectors") == 0;
@@ -213,7 +225,7 @@ int cmd_run(const Invocation& inv) {
   if (!rtl_trace.empty() && !use_rtl) throw UsageError("--rtl-trace needs --rtl");
   if (vm.count("rtl-fault") && !use_rtl) throw UsageError("--rtl-fault needs --rtl");
   const size_t rtl_fault = vm.count("rtl-fault") ? static_cast<size_t>(parse_uint(
-                                                        "--rtl-fault", vm["rtl-fault"].as<std::string>(), 0, UINT32_MAX))
+                                                        "rtl-fault", vm["rtl-fault"].as<std::string>(), 0, UINT32_MAX))
                                                   : SIZE_MAX;
 #ifndef FP4SIM_HAVE_RTL
   if (use_rtl) throw std::runtime_error("fp4sim was built without the Verilated RTL (--rtl needs Verilator)");
@@ -226,6 +238,15 @@ int cmd_run(const Invocation& inv) {
   (void)M, (void)N, (void)K, (void)seed, (void)threads, (void)use_rtl, (void)rtl_fault, (void)write_vectors, (void)trace;
   throw std::runtime_error("fp4sim was built without the SystemC models (configure with FP4SIM_SYSTEMC=ON)");
 #else
+  fm::Timing timing = fm::Timing::Cycle;
+  if (vm.count("timing") && !fm::parse_timing(vm["timing"].as<std::string>(), timing))
+    throw UsageError("--timing: expected cycle or analytic, got '" + vm["timing"].as<std::string>() + "'");
+  if (!trace.empty() && timing != fm::Timing::Cycle)
+    throw UsageError("--trace needs --timing cycle (the analytic mode simulates no channels)");
+  // Both engines' parameters: defaults <- --config <- --param; a key of one engine applies to it only.
+  const std::vector<fm::Params> params =
+      model_params({fm::EngineKind::TensorCore, fm::EngineKind::Cube}, model_param_settings(vm));
+  for (const fm::Params& p : params) fm::reserve_cores(p.engine, p.cores);
   fs::create_directories(out);
   if (!trace.empty()) {
     check_output_parent(trace);
@@ -236,7 +257,7 @@ int cmd_run(const Invocation& inv) {
   const auto t_all = std::chrono::steady_clock::now();
 
   std::cerr << "fp4sim run: linear layer Y[" << M << "x" << N << "] = X[" << M << "x" << K << "] . W[" << N << "x" << K
-            << "]^T, seed " << seed << "\n";
+            << "]^T, seed " << seed << ", " << fm::timing_name(timing) << " timing\n";
   const std::vector<float> x = llm_activations(M, K, seed);
   const std::vector<float> w = llm_weights(N, K, seed);
   std::cerr << "  FP64 reference...\n";
@@ -266,6 +287,7 @@ int cmd_run(const Invocation& inv) {
     wl.b = qb.codes;
     wl.sa = sa;
     wl.sb = sb;
+    wl.threads = threads;
     std::cerr << ", simulate" << (tty ? "" : "\n");
     auto progress = [&](double f) {
       if (tty) std::fprintf(stderr, "\r  [%d/%zu] %s: simulate %3.0f%%", idx, std::size(engines), label.c_str(), 100 * f);
@@ -273,6 +295,7 @@ int cmd_run(const Invocation& inv) {
     Row r;
     r.engine = e.engine;
     r.format = std::string(info(e.format).name);
+    r.params = &params[std::string(e.engine) == "cube" ? 1 : 0];
 #ifdef FP4SIM_HAVE_RTL
     std::shared_ptr<RtlDatapath> rtl_dp;  // shared: fm::Datapath is a copyable std::function
     if (use_rtl) {
@@ -285,16 +308,10 @@ int cmd_run(const Invocation& inv) {
     }
 #endif
     auto t0 = std::chrono::steady_clock::now();
-    fm::Result res;
-    if (std::string(e.engine) == "cube") {
-      fm::CubeParams p;
-      p.threads = threads;
-      res = fm::run_cube(p, wl, progress);
-    } else {
-      fm::TensorCoreParams p;
-      p.threads = threads;
-      res = fm::run_tensor_core(p, wl, progress);
-    }
+    fm::RunOptions ro;
+    ro.timing = timing;
+    ro.progress = progress;
+    fm::Result res = fm::run(*r.params, wl, ro);
     r.model_s = seconds_since(t0);
     if (tty) std::cerr << "\n";
     t0 = std::chrono::steady_clock::now();
@@ -389,6 +406,7 @@ int cmd_run(const Invocation& inv) {
   // ---- report.json / report.md ----
   io::Json j = io::report_header(inv.name, inv.argv);
   j["layer"] = {{"m", M}, {"n", N}, {"k", K}, {"seed", seed}, {"x", "llm_activations"}, {"w", "llm_weights"}};
+  j["timing"] = fm::timing_name(timing);
   j["all_bit_exact"] = all_exact;
   j["runs"] = io::Json::array();
   for (const Row& r : rows) {
@@ -399,11 +417,26 @@ int cmd_run(const Invocation& inv) {
                   {"macs_per_cycle", num(r.stats.macs_per_cycle())},
                   {"peak_macs_per_cycle", num(r.stats.peak_macs_per_cycle)},
                   {"utilization", num(r.stats.utilization())},
-                  {"sim_time_ps", r.stats.sim_time_ps}};
+                  {"sim_time_ps", r.stats.sim_time_ps},
+                  {"tiles", r.stats.tiles},
+                  {"cores", r.stats.cores},
+                  {"compute_roofline_cycles", num(r.stats.compute_roofline_cycles)},
+                  {"memory_roofline_cycles", num(r.stats.memory_roofline_cycles)},
+                  {"mappings_evaluated", r.stats.mappings_evaluated}};
     for (const auto& [k, v] : r.stats.stalls) s["stalls"][k] = v;
     for (const auto& [k, v] : r.stats.bytes) s["bytes"][k] = v;
+    io::Json jparams = io::Json::object();
+    for (const fm::ParamDesc& d : fm::param_table(r.params->engine))
+      jparams[std::string(d.key)] = fm::get_param(*r.params, d.key);
+    const fm::Mapping& m = r.stats.mapping;
+    const io::Json mapping = {{"tile_m", m.tile_m}, {"tile_n", m.tile_n},   {"tile_k", m.tile_k},
+                              {"l1_k", m.l1_k},     {"stages", m.stages},   {"raster", models::raster_name(m.raster)},
+                              {"str", m.str()}};
     j["runs"].push_back({{"engine", r.engine},
                          {"format", r.format},
+                         {"timing", fm::timing_name(r.stats.timing)},
+                         {"params", jparams},
+                         {"mapping", mapping},
                          {"bit_exact", r.mismatches == 0},
                          {"mismatches", r.mismatches},
                          {"elements", r.total},
@@ -434,7 +467,11 @@ int cmd_run(const Invocation& inv) {
   io::write_file_atomic(out / "report.json", j.dump(2) + "\n");
   std::ostringstream md;
   md << "# fp4sim run\n\nLinear layer Y = X . W^T, X [" << M << " x " << K << "] (llm_activations), W [" << N << " x "
-     << K << "] (llm_weights), seed " << seed << ".\n\n|";
+     << K << "] (llm_weights), seed " << seed << ".\n\nTiming: " << fm::timing_name(timing)
+     << (timing == fm::Timing::Cycle ? " (the structural SystemC model: cycles as the simulation reaches them)"
+                                     : " (the analytic per-tile estimate of the same mapping)")
+     << ". Parameters: defaults (docs/models.md)" << (vm.count("param") || vm.count("config") ? " with --config / --param" : "")
+     << "; report.json lists every one per run.\n\n|";
   for (const auto& h : head) md << " " << h << " |";
   md << "\n|";
   for (size_t i = 0; i < head.size(); ++i) md << "---|";

@@ -1,9 +1,13 @@
-// fp4sim whatif: sweeps model parameters over one GEMM shape in timing-only mode (the schedule does
-// not depend on values) and writes a CSV, one row per configuration (docs/whatif.md).
+// fp4sim whatif: runs the models in timing-only mode (the schedule does not depend on values) over
+// one GEMM shape at the parameters given (--param, --config) or over the cartesian product of
+// --sweep KEY=V1,V2,... and writes a CSV, one row per engine x format x configuration, one named
+// column per parameter, statistic, stall cause and byte level (docs/whatif.md).
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -22,10 +26,14 @@ namespace {
 namespace fs = std::filesystem;
 namespace po = boost::program_options;
 
-constexpr const char* kUsage = "whatif [--engine tensor-core|cube|both] [--m M --n N --k K] [--out FILE.csv]";
+constexpr const char* kUsage =
+    "whatif [--engine tensor-core|cube|both] [--m M --n N --k K] [--format F ...]\n"
+    "           [--sweep KEY=V1,V2,... ...] [--param KEY=VALUE ...] [--config FILE.json]\n"
+    "           [--timing analytic|cycle] [--out FILE.csv]";
 
 #ifdef FP4SIM_HAVE_MODELS
 namespace fm = fp4sim::models;
+using fm::EngineKind;
 
 // Area of one dot-product unit from the yosys reports of docs/area.md (generic-gate synthesis of
 // rtl/*.sv, hierarchy kept): the gate transistors of the element array (the per-lane products and
@@ -35,47 +43,100 @@ namespace fm = fp4sim::models;
 // end and scales the element array and the element-input flops by pe_k / 64 (a PE narrower than the
 // 64-element group accumulates the group over 64 / pe_k cycles and still has one back end; wider
 // PEs have pe_k / 64 of them); the partial-sum register that a narrower PE needs (17 to 52 flops) is
-// not counted. The cube has no MXFP4 PE in rtl/, so its MXFP4 rows use bs_dot_k64_ue8m0_b32.
+// not counted. The cube has no MXFP4 PE in rtl/, so its MXFP4 rows use bs_dot_k64_ue8m0_b32. Formats
+// without a synthesized unit (the tensor core's MXFP8 / MXFP6: bs_dot_k32 is not in docs/area.md)
+// get empty area cells.
 struct UnitArea {
-  const char* engine;
+  EngineKind engine;
   BlockFormat format;
   const char* unit;
   double elem_gates, gates, flops;  // yosys: element-array gate transistors, all gate transistors, flops
 };
 constexpr double kFlopTransistors = 24, kElemInputFlops = 512;
 constexpr UnitArea kArea[] = {
-    {"tensor-core", BlockFormat::Nvfp4, "bs_dot_k64_ue4m3_b16", 58640, 122992, 791},
-    {"tensor-core", BlockFormat::Mxfp4, "bs_dot_k64_ue8m0_b32", 58640, 100448, 727},
-    {"cube", BlockFormat::Hif4, "hif4_pe", 74112, 105102, 708},
-    {"cube", BlockFormat::Nvfp4, "nvfp4_pe64", 58648, 142944, 799},
-    {"cube", BlockFormat::Mxfp4, "bs_dot_k64_ue8m0_b32", 58640, 100448, 727},
+    {EngineKind::TensorCore, BlockFormat::Nvfp4, "bs_dot_k64_ue4m3_b16", 58640, 122992, 791},
+    {EngineKind::TensorCore, BlockFormat::Mxfp4, "bs_dot_k64_ue8m0_b32", 58640, 100448, 727},
+    {EngineKind::Cube, BlockFormat::Hif4, "hif4_pe", 74112, 105102, 708},
+    {EngineKind::Cube, BlockFormat::Nvfp4, "nvfp4_pe64", 58648, 142944, 799},
+    {EngineKind::Cube, BlockFormat::Mxfp4, "bs_dot_k64_ue8m0_b32", 58640, 100448, 727},
 };
 
-const UnitArea& area_of(const std::string& engine, BlockFormat f) {
+const UnitArea* area_of(EngineKind e, BlockFormat f) {
   for (const UnitArea& a : kArea)
-    if (engine == a.engine && f == a.format) return a;
-  throw std::logic_error("whatif: no area entry for " + engine);
+    if (e == a.engine && f == a.format) return &a;
+  return nullptr;
 }
 
 // Transistors of one unit that takes pe_k elements per cycle (64: the synthesized unit, exactly its
 // yosys total).
-double unit_transistors(const UnitArea& a, int pe_k) {
-  const double f = pe_k / 64.0, backs = std::max(1.0, f);
+double unit_transistors(const UnitArea& a, int64_t pe_k) {
+  const double f = static_cast<double>(pe_k) / 64.0, backs = std::max(1.0, f);
   return a.elem_gates * f + (a.gates - a.elem_gates) * backs +
          kFlopTransistors * (kElemInputFlops * f + (a.flops - kElemInputFlops) * backs);
 }
 
-// units: dot-product units in the configuration (dot lanes, or grid PEs), each pe_k elements wide.
-std::string csv_row(const std::string& engine, BlockFormat f, const std::string& params, double units, int pe_k,
-                    const fm::Stats& s) {
-  const UnitArea& a = area_of(engine, f);
-  const double mtr = units * unit_transistors(a, pe_k) / 1e6;
-  std::ostringstream o;
-  o << engine << "," << info(f).name << "," << params << "," << s.cycles << "," << s.compute_cycles << ","
-    << fmt_num("%.2f", s.macs_per_cycle()) << "," << fmt_num("%.4f", s.utilization()) << "," << a.unit << ","
-    << fmt_num("%.2f", mtr) << "," << fmt_num("%.3f", s.macs_per_cycle() / mtr);
-  for (const auto& [k, v] : s.stalls) o << "," << k << "=" << v;
-  return o.str();
+// The formats each engine runs (the first two / three by default; --format restricts or adds).
+const std::vector<BlockFormat>& engine_formats(EngineKind e) {
+  static const std::vector<BlockFormat> tc = {BlockFormat::Nvfp4, BlockFormat::Mxfp4, BlockFormat::Mxfp8E4M3,
+                                              BlockFormat::Mxfp8E5M2, BlockFormat::Mxfp6E2M3, BlockFormat::Mxfp6E3M2};
+  static const std::vector<BlockFormat> cube = {BlockFormat::Hif4, BlockFormat::Nvfp4, BlockFormat::Mxfp4};
+  return e == EngineKind::Cube ? cube : tc;
+}
+size_t default_format_count(EngineKind e) { return e == EngineKind::Cube ? 3 : 2; }
+
+// One --sweep: a parameter key (or m, n, k) and its values as given.
+struct Sweep {
+  std::string key;
+  std::vector<std::string> values;
+  bool shape() const { return key == "m" || key == "n" || key == "k"; }
+};
+
+struct Config {
+  EngineKind engine;
+  BlockFormat format;
+  fm::Params p;
+  uint64_t M, N, K;
+};
+
+struct Row {
+  Config c;
+  std::optional<fm::Stats> stats;
+  std::string error;
+};
+
+// RFC 4180: a cell holding a comma, quote or line break is quoted, its quotes doubled.
+std::string csv_cell(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string o = "\"";
+  for (char c : s) o += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return o + "\"";
+}
+
+template <class T>
+bool contains(const std::vector<T>& v, const T& x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+// The union of per-engine column names: the first engine's order, then the others' extras.
+template <class F>
+std::vector<std::string> union_columns(const std::vector<EngineKind>& engines, F names) {
+  std::vector<std::string> out;
+  for (EngineKind e : engines)
+    for (const auto& n : names(e))
+      if (!contains(out, std::string(n))) out.emplace_back(n);
+  return out;
+}
+
+// A GEMM dimension ('m', 'n' or 'k') from --m / --n / --k (opt "m") or a --sweep value (opt "sweep m").
+uint64_t parse_dim(char dim, const std::string& opt, const std::string& text) {
+  const uint64_t v = parse_uint(opt, text, 1, 1u << 20);
+  if (dim == 'n' && v % 16) throw UsageError("--" + opt + ": N must be a multiple of 16, got " + text);
+  if (dim == 'k' && v % 64) throw UsageError("--" + opt + ": K must be a multiple of 64, got " + text);
+  return v;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 #endif
 
@@ -85,81 +146,252 @@ int cmd_whatif(const Invocation& inv) {
   po::options_description od("Options");
   od.add_options()
       ("engine", po::value<std::string>()->value_name("E"), "tensor-core, cube or both (default both)")
-      ("m", po::value<std::string>()->value_name("M"), "GEMM M (default 512)")
+      ("m", po::value<std::string>()->value_name("M"), "GEMM M, >= 1 (default 512)")
       ("n", po::value<std::string>()->value_name("N"), "GEMM N, multiple of 16 (default 1024)")
       ("k", po::value<std::string>()->value_name("K"), "GEMM K, multiple of 64 (default 1024)")
+      ("format", po::value<std::vector<std::string>>()->value_name("F"),
+       "block formats to run (repeatable or comma-separated); default tensor core nvfp4, mxfp4 (also: "
+       "mxfp8-e4m3, mxfp8-e5m2, mxfp6-e2m3, mxfp6-e3m2), cube hif4, nvfp4, mxfp4")
+      ("sweep", po::value<std::vector<std::string>>()->value_name("KEY=V1,V2,..."),
+       "sweep a parameter (or m, n, k) over values (repeatable: cartesian product in the order given, last key "
+       "fastest)")
+      ("timing", po::value<std::string>()->value_name("T"), "analytic (default) or cycle")
       ("out", po::value<std::string>()->value_name("FILE"), "CSV file (default out/whatif.csv)");
+#ifdef FP4SIM_HAVE_MODELS
+  add_model_param_options(od);
+#endif
   po::variables_map vm;
-  if (!parse_options(inv, kUsage, od, vm)) return kExitOk;
+  if (!parse_options(inv, kUsage, od, vm)) {
+#ifdef FP4SIM_HAVE_MODELS
+    print_model_params(std::cout);
+#endif
+    return kExitOk;
+  }
   const std::string engine = get_or(vm, "engine", "both");
   if (engine != "tensor-core" && engine != "cube" && engine != "both")
     throw UsageError("--engine must be tensor-core, cube or both");
-  const uint64_t M = vm.count("m") ? parse_uint("--m", vm["m"].as<std::string>(), 8, 1u << 20) : 512;
-  const uint64_t N = vm.count("n") ? parse_uint("--n", vm["n"].as<std::string>(), 16, 1u << 20) : 1024;
-  const uint64_t K = vm.count("k") ? parse_uint("--k", vm["k"].as<std::string>(), 64, 1u << 20) : 1024;
-  if (N % 16 || K % 64) throw UsageError("--n must be a multiple of 16 and --k of 64");
   const fs::path out = get_or(vm, "out", "out/whatif.csv");
 #ifndef FP4SIM_HAVE_MODELS
-  (void)M, (void)N, (void)K, (void)out;
+  (void)out;
   throw std::runtime_error("fp4sim was built without the SystemC models (configure with FP4SIM_SYSTEMC=ON)");
 #else
-  if (out.has_parent_path()) fs::create_directories(out.parent_path());
-  std::ostringstream csv;
-  csv << "engine,format,p1,p2,p3,p4,cycles,compute_cycles,macs_per_cycle,utilization,area_unit,mtransistors,"
-         "macs_per_cycle_per_mtr,stall1,stall2,stall3,stall4,stall5\n";
-  size_t nrows = 0;
-  auto workload = [&](BlockFormat f) {
-    fm::Workload w;
-    w.cfg = mma_config_for(f);
-    w.model = w.cfg.model;
-    w.M = M;
-    w.N = N;
-    w.K = K;
-    w.timing_only = true;
-    return w;
-  };
-  if (engine != "cube") {
-    for (BlockFormat f : {BlockFormat::Nvfp4, BlockFormat::Mxfp4})
-      for (int lanes : {128, 256, 512})
-        for (int tile_n : {64, 128, 256})
-          for (int load : {64, 128, 256})
-            for (int depth : {8, 32}) {
-              fm::TensorCoreParams p;
-              p.dot_lanes = lanes;
-              p.tile_n = tile_n;
-              p.load_bytes_per_cycle = load;
-              p.pipeline_depth = depth;
-              const fm::Result r = fm::run_tensor_core(p, workload(f));
-              csv << csv_row("tensor-core", f,
-                             "dot_lanes=" + std::to_string(lanes) + ",tile_n=" + std::to_string(tile_n) +
-                                 ",load_Bpc=" + std::to_string(load) + ",pipeline=" + std::to_string(depth),
-                             lanes, 64, r.stats)
-                  << "\n";
-              ++nrows;
-            }
+  std::vector<EngineKind> engines;
+  if (engine != "cube") engines.push_back(EngineKind::TensorCore);
+  if (engine != "tensor-core") engines.push_back(EngineKind::Cube);
+
+  fm::Timing timing = fm::Timing::Analytic;
+  if (vm.count("timing") && !fm::parse_timing(vm["timing"].as<std::string>(), timing))
+    throw UsageError("--timing: expected analytic or cycle, got '" + vm["timing"].as<std::string>() + "'");
+
+  // Formats: --format restricts each engine to the listed ones it runs; one that no selected engine
+  // runs is an error.
+  std::vector<std::vector<BlockFormat>> formats(engines.size());
+  if (vm.count("format")) {
+    std::vector<BlockFormat> want;
+    for (const std::string& arg : vm["format"].as<std::vector<std::string>>()) {
+      std::stringstream ss(arg);
+      for (std::string name; std::getline(ss, name, ',');) {
+        BlockFormat f;
+        if (!parse_block_format(name, f)) throw UsageError("--format: unknown format '" + name + "'");
+        bool runs = false;
+        for (EngineKind e : engines) runs = runs || contains(engine_formats(e), f);
+        if (!runs) throw UsageError("--format: " + engine + " does not run " + name);
+        if (!contains(want, f)) want.push_back(f);
+      }
+    }
+    for (size_t i = 0; i < engines.size(); ++i)
+      for (BlockFormat f : engine_formats(engines[i]))
+        if (contains(want, f)) formats[i].push_back(f);
+  } else {
+    for (size_t i = 0; i < engines.size(); ++i) {
+      const auto& all = engine_formats(engines[i]);
+      formats[i].assign(all.begin(), all.begin() + static_cast<ptrdiff_t>(default_format_count(engines[i])));
+    }
   }
-  if (engine != "tensor-core") {
-    for (BlockFormat f : {BlockFormat::Hif4, BlockFormat::Nvfp4, BlockFormat::Mxfp4})
-      for (int grid : {8, 16, 32})
-        for (size_t l0 : {32u * 1024, 64u * 1024, 128u * 1024})
-          for (int bw : {64, 128, 256})
-            for (int pek : {16, 32, 64}) {
-              fm::CubeParams p;
-              p.rows = p.cols = grid;
-              p.l0a_bytes = p.l0b_bytes = l0;
-              p.l0a_load_bytes_per_cycle = p.l0b_load_bytes_per_cycle = bw;
-              p.pe_k = pek;
-              const fm::Result r = fm::run_cube(p, workload(f));
-              csv << csv_row("cube", f,
-                             "grid=" + std::to_string(grid) + ",l0ab_KiB=" + std::to_string(l0 / 1024) +
-                                 ",load_Bpc=" + std::to_string(bw) + ",pe_k=" + std::to_string(pek),
-                             double(grid) * grid, pek, r.stats)
-                  << "\n";
-              ++nrows;
+
+  // Parameters: defaults <- --config <- --param (checked here: usage errors come before any work).
+  const std::vector<ParamSetting> settings = model_param_settings(vm);
+  const std::vector<fm::Params> base = model_params(engines, settings);
+
+  // Sweeps: every value checked against each selected engine the key applies to.
+  std::vector<Sweep> sweeps;
+  if (vm.count("sweep"))
+    for (const std::string& arg : vm["sweep"].as<std::vector<std::string>>()) {
+      const size_t eq = arg.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == arg.size())
+        throw UsageError("--sweep: expected KEY=V1,V2,..., got '" + arg + "'");
+      Sweep s{arg.substr(0, eq), {}};
+      std::stringstream ss(arg.substr(eq + 1));
+      for (std::string v; std::getline(ss, v, ',');) {
+        if (v.empty()) throw UsageError("--sweep " + s.key + ": empty value in '" + arg + "'");
+        s.values.push_back(v);
+      }
+      for (const Sweep& o : sweeps)
+        if (o.key == s.key) throw UsageError("--sweep: '" + s.key + "' is swept twice");
+      if (s.shape()) {
+        if (vm.count(s.key)) throw UsageError("--" + s.key + " and --sweep " + s.key + " cannot be combined");
+        for (const std::string& v : s.values) parse_dim(s.key[0], "sweep " + s.key, v);
+      } else {
+        bool applies = false;
+        for (size_t i = 0; i < engines.size(); ++i)
+          if (param_applies(engines[i], s.key)) {
+            applies = true;
+            for (const std::string& v : s.values) {
+              fm::Params scratch = base[i];
+              set_model_param(scratch, s.key, v, "--sweep");
             }
+          }
+        if (!applies) {
+          fm::Params scratch = base[0];
+          set_model_param(scratch, s.key, s.values[0], "--sweep");  // set_param's message names the key
+          throw UsageError("--sweep: '" + s.key + "' is not a parameter of " + engine);
+        }
+      }
+      sweeps.push_back(std::move(s));
+    }
+  const uint64_t M = vm.count("m") ? parse_dim('m', "m", vm["m"].as<std::string>()) : 512;
+  const uint64_t N = vm.count("n") ? parse_dim('n', "n", vm["n"].as<std::string>()) : 1024;
+  const uint64_t K = vm.count("k") ? parse_dim('k', "k", vm["k"].as<std::string>()) : 1024;
+  if (out.filename().empty()) throw UsageError("--out: '" + out.string() + "' is not a file name");
+
+  // Every configuration, in CSV order: engine, format, then the sweep points (the sweeps that apply
+  // to the engine; last key fastest).
+  std::vector<Config> configs;
+  for (size_t i = 0; i < engines.size(); ++i) {
+    std::vector<const Sweep*> dims;
+    for (const Sweep& s : sweeps)
+      if (s.shape() || param_applies(engines[i], s.key)) dims.push_back(&s);
+    for (BlockFormat f : formats[i]) {
+      std::vector<size_t> at(dims.size(), 0);
+      for (bool more = true; more;) {
+        Config c{engines[i], f, base[i], M, N, K};
+        for (size_t d = 0; d < dims.size(); ++d) {
+          const std::string& v = dims[d]->values[at[d]];
+          if (dims[d]->key == "m") c.M = parse_dim('m', "sweep m", v);
+          else if (dims[d]->key == "n") c.N = parse_dim('n', "sweep n", v);
+          else if (dims[d]->key == "k") c.K = parse_dim('k', "sweep k", v);
+          else set_model_param(c.p, dims[d]->key, v, "--sweep");
+        }
+        configs.push_back(std::move(c));
+        more = false;
+        for (size_t d = dims.size(); d-- > 0;) {
+          if (++at[d] < dims[d]->values.size()) {
+            more = true;
+            break;
+          }
+          at[d] = 0;
+        }
+      }
+    }
+  }
+  if (configs.empty()) throw UsageError("--format: " + engine + " runs none of the formats given");
+
+  if (out.has_parent_path()) fs::create_directories(out.parent_path());
+
+  // Core slots for the largest chip of the sweep, before the first job.
+  for (EngineKind e : engines) {
+    int64_t cores = 0;
+    for (const Config& c : configs)
+      if (c.engine == e) cores = std::max(cores, c.p.cores);
+    if (cores > 0) fm::reserve_cores(e, cores);
+  }
+
+  std::vector<Row> rows;
+  rows.reserve(configs.size());
+  size_t failed = 0;
+  std::string first_error;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto last_print = t0;
+  auto maybe_print = [&](size_t done, double frac_of_current) {
+    const auto now = std::chrono::steady_clock::now();
+    if (std::chrono::duration<double>(now - last_print).count() < 1.0) return;
+    last_print = now;
+    std::fprintf(stderr, "whatif: %zu of %zu configurations done (%.0f%%), %zu failed, %.0f s\n", done,
+                 configs.size(), 100.0 * (static_cast<double>(done) + frac_of_current) / static_cast<double>(configs.size()),
+                 failed, seconds_since(t0));
+  };
+  for (const Config& c : configs) {
+    fm::Workload w;
+    w.cfg = mma_config_for(c.format);
+    w.model = w.cfg.model;
+    w.M = c.M;
+    w.N = c.N;
+    w.K = c.K;
+    w.timing_only = true;
+    fm::RunOptions o;
+    o.timing = timing;
+    const size_t done = rows.size();
+    o.progress = [&](double f) { maybe_print(done, f); };
+    Row r{c, std::nullopt, {}};
+    try {
+      r.stats = fm::run(c.p, w, o).stats;
+    } catch (const std::invalid_argument& e) {
+      r.error = e.what();
+      if (failed++ == 0) first_error = r.error;
+    }
+    rows.push_back(std::move(r));
+    maybe_print(rows.size(), 0.0);
+  }
+
+  // ---- CSV ----
+  const std::vector<std::string> pcols =
+      union_columns(engines, [](EngineKind e) {
+        std::vector<std::string_view> keys;
+        for (const fm::ParamDesc& d : fm::param_table(e)) keys.push_back(d.key);
+        return keys;
+      });
+  const std::vector<std::string> scols = union_columns(engines, [](EngineKind e) { return fm::stall_causes(e); });
+  const std::vector<std::string> bcols = union_columns(engines, [](EngineKind e) { return fm::byte_levels(e); });
+  std::ostringstream csv;
+  for (const std::string& k : pcols) csv << k << ",";
+  csv << "engine,format,m,n,k,timing,map_tile_m,map_tile_n,map_tile_k,map_l1_k,map_stages,map_raster,cycles,"
+         "compute_cycles,instructions,tiles,macs_per_cycle,utilization,compute_roofline_cycles,"
+         "memory_roofline_cycles,mappings_evaluated,area_unit,mtransistors,macs_per_cycle_per_mtr";
+  for (const std::string& s : scols) csv << ",stall_" << s;
+  for (const std::string& b : bcols) csv << ",bytes_" << b;
+  csv << ",error\n";
+  for (const Row& r : rows) {
+    const Config& c = r.c;
+    const bool cube = c.engine == EngineKind::Cube;
+    for (const std::string& k : pcols)
+      csv << (param_applies(c.engine, k) ? csv_cell(fm::get_param(c.p, k)) : "") << ",";
+    csv << fm::engine_name(c.engine) << "," << info(c.format).name << "," << c.M << "," << c.N << "," << c.K << ","
+        << fm::timing_name(timing);
+    const UnitArea* area = area_of(c.engine, c.format);
+    if (r.stats) {
+      const fm::Stats& s = *r.stats;
+      const fm::Mapping& m = s.mapping;
+      csv << "," << m.tile_m << "," << m.tile_n << "," << m.tile_k << "," << (cube ? std::to_string(m.l1_k) : "")
+          << "," << (cube ? "" : std::to_string(m.stages)) << "," << models::raster_name(m.raster) << "," << s.cycles << ","
+          << s.compute_cycles << "," << s.instructions << "," << s.tiles << "," << fmt_num("%.2f", s.macs_per_cycle())
+          << "," << fmt_num("%.4f", s.utilization()) << "," << fmt_num("%.1f", s.compute_roofline_cycles) << ","
+          << fmt_num("%.1f", s.memory_roofline_cycles) << "," << s.mappings_evaluated;
+    } else {
+      csv << std::string(15, ',');
+    }
+    if (area) {
+      // Dot-product units of the chip: tensor-core lanes / cube PEs, times the cores.
+      const double units = static_cast<double>(cube ? c.p.rows * c.p.cols : c.p.dot_lanes) * static_cast<double>(c.p.cores);
+      const double mtr = units * unit_transistors(*area, cube ? c.p.pe_k : 64) / 1e6;
+      csv << "," << area->unit << "," << fmt_num("%.2f", mtr) << ","
+          << (r.stats ? fmt_num("%.3f", r.stats->macs_per_cycle() / mtr) : "");
+    } else {
+      csv << ",,,";
+    }
+    const auto& causes = fm::stall_causes(c.engine);
+    for (const std::string& s : scols)
+      csv << "," << (r.stats && contains(causes, std::string_view(s)) ? std::to_string(r.stats->stall(s)) : "");
+    const auto& levels = fm::byte_levels(c.engine);
+    for (const std::string& b : bcols)
+      csv << "," << (r.stats && contains(levels, std::string_view(b)) ? std::to_string(r.stats->bytes_of(b)) : "");
+    csv << "," << csv_cell(r.error) << "\n";
   }
   io::write_file_atomic(out, csv.str());
-  std::cout << "wrote " << nrows << " configurations to " << out.string() << "\n";
+  std::cout << "wrote " << rows.size() << " configurations to " << out.string() << " ("
+            << fmt_num("%.1f", seconds_since(t0)) << " s, " << fm::timing_name(timing) << " timing)\n";
+  if (failed)
+    throw std::runtime_error("whatif: " + std::to_string(failed) + " of " + std::to_string(rows.size()) +
+                             " configurations failed: " + first_error);
   return kExitOk;
 #endif
 }

@@ -493,8 +493,65 @@ TEST(CliLinear, BadInputsFailWithOneLine) {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// fp4sim run / fp4sim whatif (the SystemC models)
+
+namespace {
+
+// An RFC 4180 CSV (quoted cells with doubled quotes, as whatif writes an error text) as a header and
+// rows of cells addressed by column name.
+struct Csv {
+  std::vector<std::string> head;
+  std::vector<std::vector<std::string>> rows;
+  size_t col(const std::string& name) const {
+    const auto it = std::find(head.begin(), head.end(), name);
+    if (it == head.end()) {
+      ADD_FAILURE() << "no column " << name;
+      return 0;
+    }
+    return static_cast<size_t>(it - head.begin());
+  }
+  bool has(const std::string& name) const { return std::find(head.begin(), head.end(), name) != head.end(); }
+  const std::string& at(size_t row, const std::string& name) const { return rows[row][col(name)]; }
+};
+
+Csv parse_csv(const std::string& text) {
+  std::vector<std::vector<std::string>> lines(1);
+  std::string cell;
+  bool quoted = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') cell += '"', ++i;
+      else if (c == '"') quoted = false;
+      else cell += c;
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      lines.back().push_back(std::move(cell));
+      cell.clear();
+    } else if (c == '\n') {
+      lines.back().push_back(std::move(cell));
+      cell.clear();
+      lines.emplace_back();
+    } else {
+      cell += c;
+    }
+  }
+  if (lines.back().empty()) lines.pop_back();
+  Csv csv;
+  if (lines.empty()) return csv;
+  csv.head = lines[0];
+  csv.rows.assign(lines.begin() + 1, lines.end());
+  for (const auto& r : csv.rows) EXPECT_EQ(r.size(), csv.head.size());
+  return csv;
+}
+
+}  // namespace
+
 TEST(CliRun, BadInputsFailWithOneLine) {
   Dir d("mma_cli");
+  std::ofstream(d / "bad.json") << "{\"cores\": 2, \"nosuch_key\": 1}";
   const std::vector<std::tuple<std::string, int, std::string>> bad = {
       {"run --m 7", 2, "--m: 7 is out of range"},
       {"run --m 12", 2, "--m must be a multiple of 8"},
@@ -502,6 +559,13 @@ TEST(CliRun, BadInputsFailWithOneLine) {
       {"run --rtl-fault 3", 2, "--rtl-fault needs --rtl"},
       {"run --rtl-sample 5", 2, "unrecognised option"},
       {"run --quick --out o --trace no/dir/t.vcd", 1, "no/dir/t.vcd: parent directory does not exist"},
+      {"run --quick --out o --timing fast", 2, "--timing: expected cycle or analytic, got 'fast'"},
+      {"run --quick --out o --timing analytic --trace t.vcd", 2, "--trace needs --timing cycle"},
+      {"run --quick --out o --param nosuch_key=3", 2, "nosuch_key"},
+      {"run --quick --out o --param cores=many", 2, "cores"},
+      {"run --quick --out o --param cores", 2, "--param: expected KEY=VALUE, got 'cores'"},
+      {"run --quick --out o --config bad.json", 2, "nosuch_key"},
+      {"run --quick --out o --config missing.json", 1, "missing.json"},
   };
   for (const auto& [args, code, needle] : bad) {
     SCOPED_TRACE(args);
@@ -525,9 +589,180 @@ TEST(CliRun, NoVectorsWritesOnlyTheReport) {
   EXPECT_NE(rep.out.find("3 cases, 3 pass, 0 fail, 0 error, 0 skipped; 3 model outputs"), std::string::npos) << rep.out;
 }
 
+// Both timing modes run the quick layer bit-exact, and report.json names the mode, every parameter,
+// the mapping and the statistics of each run; --param / --config land in "params".
+TEST(CliRun, TimingModeParamsAndMappingInTheReport) {
+  Dir d("mma_cli");
+  std::ofstream(d / "c.json") << "{\"cube\": {\"cores\": 2}, \"dram_bytes_per_cycle\": 48}";
+  for (const std::string timing : {"analytic", "cycle"}) {
+    SCOPED_TRACE(timing);
+    const Result r = d.run("run --quick --no-vectors --timing " + timing + " --config c.json --param cores=3 --out " + timing);
+    ASSERT_EQ(r.code, 0) << r.err;
+    const nlohmann::json j = nlohmann::json::parse(slurp(d / timing / "report.json"));
+    EXPECT_EQ(j["timing"], timing);
+    EXPECT_TRUE(j["all_bit_exact"].get<bool>());
+    ASSERT_EQ(j["runs"].size(), 5u);
+    for (const auto& run : j["runs"]) {
+      SCOPED_TRACE(run["engine"].get<std::string>() + " " + run["format"].get<std::string>());
+      EXPECT_EQ(run["timing"], timing);
+      // --param after --config: cores = 3 on both engines; the config's top-level key on both.
+      EXPECT_EQ(run["params"]["cores"], "3");
+      EXPECT_EQ(run["params"]["dram_bytes_per_cycle"], "48");
+      EXPECT_EQ(run["engine"] == "cube", run["params"].contains("l0a_bytes"));
+      EXPECT_EQ(run["engine"] == "tensor-core", run["params"].contains("smem_bytes"));
+      for (const char* m : {"tile_m", "tile_n", "tile_k", "raster"}) EXPECT_TRUE(run["mapping"].contains(m)) << m;
+      EXPECT_GT(run["mapping"]["tile_n"].get<int64_t>(), 0);
+      const auto& s = run["stats"];
+      EXPECT_GT(s["cycles"].get<uint64_t>(), 0u);
+      EXPECT_GE(s["cycles"].get<double>() + 1e-9, s["compute_roofline_cycles"].get<double>());
+      EXPECT_GE(s["cycles"].get<double>() + 1e-9, s["memory_roofline_cycles"].get<double>());
+      EXPECT_TRUE(s["stalls"].is_object());
+      EXPECT_TRUE(s["bytes"].is_object());
+    }
+    EXPECT_NE(slurp(d / timing / "report.md").find("Timing: " + timing), std::string::npos);
+  }
+}
+
+TEST(CliWhatif, SweepIsACartesianProductInNamedColumns) {
+  Dir d("mma_cli");
+  const Result r = d.run(
+      "whatif --engine cube --format hif4 --m 16 --n 256 --k 512 --sweep l0a_bytes=32768,65536 "
+      "--sweep dram_bytes_per_cycle=32,64,128 --param cores=2 --out w.csv");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Csv csv = parse_csv(slurp(d / "w.csv"));
+  ASSERT_EQ(csv.rows.size(), 6u);
+  // Named columns: the parameters, then the identity, the mapping, the statistics, stalls and bytes.
+  for (const char* c : {"cores", "l0a_bytes", "dram_bytes_per_cycle", "engine", "format", "m", "n", "k", "timing",
+                        "map_tile_m", "map_tile_n", "map_tile_k", "map_l1_k", "map_stages", "map_raster", "cycles",
+                        "compute_cycles", "instructions", "tiles", "macs_per_cycle", "utilization",
+                        "compute_roofline_cycles", "memory_roofline_cycles", "mappings_evaluated", "area_unit",
+                        "mtransistors", "macs_per_cycle_per_mtr"})
+    EXPECT_TRUE(csv.has(c)) << c;
+  EXPECT_LT(csv.col("l0a_bytes"), csv.col("engine"));
+  EXPECT_EQ(csv.head.back(), "error");
+  EXPECT_TRUE(std::any_of(csv.head.begin(), csv.head.end(), [](const std::string& h) { return h.rfind("stall_", 0) == 0; }));
+  EXPECT_TRUE(std::any_of(csv.head.begin(), csv.head.end(), [](const std::string& h) { return h.rfind("bytes_", 0) == 0; }));
+  EXPECT_FALSE(csv.has("smem_bytes"));  // a tensor-core key: not a column with --engine cube
+  // In the order given, the last key fastest.
+  const char* l0a[] = {"32768", "32768", "32768", "65536", "65536", "65536"};
+  const char* dram[] = {"32", "64", "128", "32", "64", "128"};
+  for (size_t i = 0; i < 6; ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(csv.at(i, "l0a_bytes"), l0a[i]);
+    EXPECT_EQ(csv.at(i, "dram_bytes_per_cycle"), dram[i]);
+    EXPECT_EQ(csv.at(i, "cores"), "2");
+    EXPECT_EQ(csv.at(i, "engine"), "cube");
+    EXPECT_EQ(csv.at(i, "format"), "hif4");
+    EXPECT_EQ(csv.at(i, "m"), "16");
+    EXPECT_EQ(csv.at(i, "timing"), "analytic");
+    EXPECT_EQ(csv.at(i, "error"), "");
+    EXPECT_GT(std::stoull(csv.at(i, "cycles")), 0u);
+  }
+  // --engine both: a key of one engine sweeps that engine only (the other's cell is empty); a shape
+  // sweep applies to both.
+  const Result b = d.run("whatif --n 256 --k 512 --param cores=2 --sweep l0a_bytes=32768,65536 --sweep m=1,8 --out b.csv");
+  ASSERT_EQ(b.code, 0) << b.err;
+  const Csv both = parse_csv(slurp(d / "b.csv"));
+  ASSERT_EQ(both.rows.size(), 2u * 2 + 3u * 2 * 2);  // tensor core: 2 formats x m; cube: 3 formats x l0a x m
+  size_t tc = 0;
+  for (size_t i = 0; i < both.rows.size(); ++i) {
+    const bool cube = both.at(i, "engine") == "cube";
+    tc += !cube;
+    EXPECT_EQ(both.at(i, "l0a_bytes").empty(), !cube);
+    EXPECT_EQ(both.at(i, "smem_bytes").empty(), cube);
+    EXPECT_EQ(both.at(i, "m"), i % 2 ? "8" : "1");
+  }
+  EXPECT_EQ(tc, 4u);
+  EXPECT_LT(both.col("smem_bytes"), both.col("l0a_bytes"));  // tensor-core keys first, then the cube's extras
+}
+
+TEST(CliWhatif, BadParametersFailWithOneLineAndNoCsv) {
+  Dir d("mma_cli");
+  std::ofstream(d / "unknown.json") << "{\"nosuch_key\": 1}";
+  std::ofstream(d / "section.json") << "{\"cube\": {\"smem_bytes\": 65536}}";
+  std::ofstream(d / "engine.json") << "{\"gpu\": {\"cores\": 2}}";
+  std::ofstream(d / "bool.json") << "{\"cores\": true}";
+  std::ofstream(d / "array.json") << "[1, 2]";
+  std::ofstream(d / "broken.json") << "{\"cores\": ";
+  const std::vector<std::tuple<std::string, int, std::string>> bad = {
+      {"whatif --param nosuch_key=1", 2, "nosuch_key"},
+      {"whatif --param l0a_bytes=lots", 2, "l0a_bytes"},
+      {"whatif --param l0a_bytes=-5", 2, "l0a_bytes"},
+      {"whatif --param raster=diagonal", 2, "raster"},
+      {"whatif --engine cube --param smem_bytes=65536", 2, "smem_bytes"},
+      {"whatif --param =3", 2, "--param: expected KEY=VALUE"},
+      {"whatif --sweep nosuch_key=1,2", 2, "nosuch_key"},
+      {"whatif --sweep l0a_bytes=32768,lots", 2, "l0a_bytes"},
+      {"whatif --sweep l0a_bytes", 2, "--sweep: expected KEY=V1,V2,..."},
+      {"whatif --sweep cores=1,2 --sweep cores=4", 2, "'cores' is swept twice"},
+      {"whatif --sweep m=1,2 --m 4", 2, "--m and --sweep m cannot be combined"},
+      {"whatif --sweep n=8", 2, "N must be a multiple of 16"},
+      {"whatif --m 0", 2, "--m: 0 is out of range"},
+      {"whatif --k 96", 2, "K must be a multiple of 64"},
+      {"whatif --format fp3", 2, "--format: unknown format 'fp3'"},
+      {"whatif --engine cube --format mxfp8-e4m3", 2, "cube does not run mxfp8-e4m3"},
+      {"whatif --timing exact", 2, "--timing: expected analytic or cycle, got 'exact'"},
+      {"whatif --config unknown.json", 2, "nosuch_key"},
+      {"whatif --config section.json", 2, "smem_bytes"},
+      {"whatif --config engine.json", 2, "section 'gpu' is not an engine"},
+      {"whatif --config bool.json", 2, "'cores' must be a number or a string"},
+      {"whatif --config array.json", 2, "expected a JSON object"},
+      {"whatif --config broken.json", 1, "broken.json: not valid JSON"},
+      {"whatif --config missing.json", 1, "missing.json"},
+  };
+  for (const auto& [args, code, needle] : bad) {
+    SCOPED_TRACE(args);
+    expect_failure(d.run(args + " --out w.csv"), code, needle);
+    EXPECT_FALSE(fs::exists(d / "w.csv"));
+  }
+}
+
+TEST(CliWhatif, ConfigFileThenParamLandInTheCsv) {
+  Dir d("mma_cli");
+  std::ofstream(d / "c.json") << "{\"cores\": 2, \"dram_bytes_per_cycle\": 48, \"raster\": \"m\","
+                                 " \"cube\": {\"l0a_bytes\": 65536}, \"tensor-core\": {\"smem_bytes\": 131072}}";
+  const Result r = d.run("whatif --m 64 --n 256 --k 512 --config c.json --param dram_bytes_per_cycle=40 --out w.csv");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Csv csv = parse_csv(slurp(d / "w.csv"));
+  ASSERT_EQ(csv.rows.size(), 5u);  // one row per engine x format
+  for (size_t i = 0; i < csv.rows.size(); ++i) {
+    const bool cube = csv.at(i, "engine") == "cube";
+    EXPECT_EQ(csv.at(i, "cores"), "2");
+    EXPECT_EQ(csv.at(i, "dram_bytes_per_cycle"), "40");  // --param after --config
+    EXPECT_EQ(csv.at(i, "raster"), "m");
+    EXPECT_EQ(csv.at(i, "map_raster"), "m");  // a pinned raster is the raster used
+    EXPECT_EQ(csv.at(i, cube ? "l0a_bytes" : "smem_bytes"), cube ? "65536" : "131072");
+  }
+}
+
+// A configuration the model cannot run (a pinned mapping that does not fit) gets its error text in
+// the last column and empty statistics; the others are still run and written; exit 1 with a summary.
+TEST(CliWhatif, AFailedConfigurationKeepsTheOthers) {
+  Dir d("mma_cli");
+  const Result r = d.run(
+      "whatif --engine tensor-core --format nvfp4 --m 128 --n 256 --k 512 --param cores=2 --param stages=4 "
+      "--param tile_k=256 --sweep smem_bytes=16384,131072,229376 --out w.csv");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.err.find("fp4sim: error: whatif: 1 of 3 configurations failed: "), std::string::npos) << r.err;
+  EXPECT_EQ(r.err_lines(), 1u) << r.err;
+  const Csv csv = parse_csv(slurp(d / "w.csv"));
+  ASSERT_EQ(csv.rows.size(), 3u);
+  EXPECT_FALSE(csv.at(0, "error").empty());
+  EXPECT_NE(r.err.find(csv.at(0, "error")), std::string::npos) << r.err;
+  EXPECT_EQ(csv.at(0, "cycles"), "");
+  EXPECT_EQ(csv.at(0, "smem_bytes"), "16384");
+  for (size_t i = 1; i < 3; ++i) {
+    EXPECT_EQ(csv.at(i, "error"), "");
+    EXPECT_GT(std::stoull(csv.at(i, "cycles")), 0u);
+    EXPECT_EQ(csv.at(i, "map_stages"), "4");
+    EXPECT_EQ(csv.at(i, "map_tile_k"), "256");
+  }
+}
+
 TEST(CliWhatif, AreaColumnFollowsTheYosysTable) {
   // The area model of docs/whatif.md, re-derived here from the yosys numbers of docs/area.md:
-  // unit(pe_k) = elem * f + (gates - elem) * max(1, f) + 24 * (512 * f + (flops - 512) * max(1, f)).
+  // unit(pe_k) = elem * f + (gates - elem) * max(1, f) + 24 * (512 * f + (flops - 512) * max(1, f)),
+  // times the units of the chip: dot_lanes x cores (tensor core, pe_k = 64), rows x cols x cores (cube).
   struct Unit {
     const char* name;
     double elem, gates, flops;
@@ -546,38 +781,25 @@ TEST(CliWhatif, AreaColumnFollowsTheYosysTable) {
     return 0.0;
   };
   Dir d("mma_cli");
-  const Result r = d.run("whatif --m 128 --n 256 --k 512 --out w.csv");
+  const Result r = d.run("whatif --m 128 --n 256 --k 512 --sweep cores=1,4 --sweep pe_k=16,32,64 --out w.csv");
   ASSERT_EQ(r.code, 0) << r.err;
-  std::istringstream csv(slurp(d / "w.csv"));
-  std::string line;
-  std::getline(csv, line);  // header
-  size_t rows = 0, narrow_pe = 0;
-  while (std::getline(csv, line)) {
-    std::vector<std::string> f;
-    std::stringstream ls(line);
-    for (std::string c; std::getline(ls, c, ',');) f.push_back(c);
-    ASSERT_GE(f.size(), 13u) << line;
-    auto param = [&](const std::string& p) {  // "name=value" among p1..p4
-      for (size_t i = 2; i < 6; ++i)
-        if (f[i].rfind(p + "=", 0) == 0) return std::stoi(f[i].substr(p.size() + 1));
-      return -1;
-    };
-    double count = 0;
-    int pe_k = 64;
-    if (f[0] == "tensor-core") {
-      count = param("dot_lanes");
-    } else {
-      count = std::pow(param("grid"), 2);
-      pe_k = param("pe_k");
-      narrow_pe += pe_k < 64;
-    }
-    const double want = count * transistors(f[10], pe_k) / 1e6;
-    EXPECT_NEAR(std::stod(f[11]), want, 0.006) << line;  // printed with 2 decimals
-    EXPECT_NEAR(std::stod(f[12]), std::stod(f[8]) / std::stod(f[11]), 0.02 * std::stod(f[12]) + 0.002) << line;
-    ++rows;
+  const Csv csv = parse_csv(slurp(d / "w.csv"));
+  size_t narrow_pe = 0;
+  for (size_t i = 0; i < csv.rows.size(); ++i) {
+    SCOPED_TRACE(i);
+    const bool cube = csv.at(i, "engine") == "cube";
+    const double cores = std::stod(csv.at(i, "cores"));
+    const int pe_k = cube ? std::stoi(csv.at(i, "pe_k")) : 64;
+    const double count =
+        cores * (cube ? std::stod(csv.at(i, "rows")) * std::stod(csv.at(i, "cols")) : std::stod(csv.at(i, "dot_lanes")));
+    narrow_pe += cube && pe_k < 64;
+    const double mtr = std::stod(csv.at(i, "mtransistors"));
+    EXPECT_NEAR(mtr, count * transistors(csv.at(i, "area_unit"), pe_k) / 1e6, 0.006);  // printed with 2 decimals
+    const double per = std::stod(csv.at(i, "macs_per_cycle_per_mtr"));
+    EXPECT_NEAR(per, std::stod(csv.at(i, "macs_per_cycle")) / mtr, 0.02 * per + 0.002);
   }
-  EXPECT_EQ(rows, 108u + 243u);  // tensor core 2*3*3*3*2, cube 3*3*3*3*3
-  EXPECT_EQ(narrow_pe, 162u);     // pe_k 16 and 32
+  EXPECT_EQ(csv.rows.size(), 2u * 2 + 3u * 2 * 3);  // tensor core: format x cores; cube: format x cores x pe_k
+  EXPECT_EQ(narrow_pe, 12u);                       // pe_k 16 and 32
   // A pe_k = 64 HiF4 PE is exactly the synthesized total; a pe_k = 32 one is more than half of it.
   EXPECT_DOUBLE_EQ(transistors("hif4_pe", 64), 122094.0);
   EXPECT_GT(transistors("hif4_pe", 32), 0.6 * 122094.0);

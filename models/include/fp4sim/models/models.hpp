@@ -81,6 +81,7 @@ enum class OutFormat : uint8_t { None, Nvfp4, Mxfp8, Hif4 };
 // Order in which the tile scheduler hands out output tiles: `n` = along N first (consecutive tiles
 // share the A rows), `m` = along M first (consecutive tiles share the B rows).
 enum class Raster : uint8_t { Auto, AlongN, AlongM };
+std::string_view raster_name(Raster r);  // "auto", "n", "m" (set_param's choices)
 
 // Every parameter of one engine and its chip. Settable by key (set_param), listed with ranges and
 // units by param_table(); docs/models.md lists the defaults and their sources. Mapping keys at 0 /
