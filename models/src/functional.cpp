@@ -4,12 +4,84 @@
 // feeds D back as C per instruction, AscendHif4 rounds once per 64-group, Fp32Seq is one FMA chain),
 // which the tests check element by element. No SystemC here.
 #include <algorithm>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
 #include <stdexcept>
+#include <thread>
 
 #include "fp4sim/quant.hpp"
 #include "model.hpp"
 
 namespace fp4sim::models::detail {
+
+namespace {
+
+// A persistent fork-join pool for the engine steps: golden gemm starts its threads per call, which
+// costs more than a small step computes; here each step splits its rows over workers that live for
+// the whole process and call gemm single-threaded on their rows (same bits: rows are independent).
+class StepPool {
+ public:
+  static StepPool& get(unsigned n) {
+    static StepPool pool;
+    pool.resize(n);
+    return pool;
+  }
+  // Runs fn(0) ... fn(n-1) in parallel (n <= workers + 1), the caller taking part 0.
+  void run(unsigned n, const std::function<void(unsigned)>& fn) {
+    if (n <= 1) return fn(0);
+    {
+      std::lock_guard<std::mutex> l(m_);
+      fn_ = &fn, parts_ = n, done_ = 0, ++gen_;
+    }
+    cv_.notify_all();
+    fn(0);
+    std::unique_lock<std::mutex> l(m_);
+    done_cv_.wait(l, [&] { return done_ == n - 1; });
+  }
+  ~StepPool() {
+    {
+      std::lock_guard<std::mutex> l(m_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : workers_) t.join();
+  }
+
+ private:
+  void resize(unsigned n) {
+    while (workers_.size() + 1 < n) {
+      const unsigned id = static_cast<unsigned>(workers_.size()) + 1;
+      workers_.emplace_back([this, id] { loop(id); });
+    }
+  }
+  void loop(unsigned id) {
+    uint64_t seen = 0;
+    for (;;) {
+      const std::function<void(unsigned)>* fn = nullptr;
+      {
+        std::unique_lock<std::mutex> l(m_);
+        cv_.wait(l, [&] { return stop_ || gen_ != seen; });
+        if (stop_) return;
+        seen = gen_;
+        if (id >= parts_) continue;
+        fn = fn_;
+      }
+      (*fn)(id);
+      std::lock_guard<std::mutex> l(m_);
+      if (++done_ == parts_ - 1) done_cv_.notify_one();
+    }
+  }
+  std::vector<std::thread> workers_;
+  std::mutex m_;
+  std::condition_variable cv_, done_cv_;
+  const std::function<void(unsigned)>* fn_ = nullptr;
+  unsigned parts_ = 0, done_ = 0;
+  uint64_t gen_ = 0;
+  bool stop_ = false;
+};
+
+}  // namespace
 
 std::vector<float> run_step(const Workload& w, const StepOrigin& at, size_t M, size_t N, size_t K,
                             std::span<const uint8_t> a, std::span<const uint32_t> sa, std::span<const uint8_t> b,
@@ -21,7 +93,19 @@ std::vector<float> run_step(const Workload& w, const StepOrigin& at, size_t M, s
     if (d.size() != M * N) throw std::runtime_error("models: the datapath returned the wrong number of outputs");
     return d;
   }
-  return gemm(cfg, w.model, M, N, K, a, sa, b, sb, c, 1.0f, w.threads);
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned n = static_cast<unsigned>(std::min<size_t>(M, w.threads ? w.threads : hw));
+  if (n <= 1) return gemm(cfg, w.model, M, N, K, a, sa, b, sb, c, 1.0f, 1);
+  std::vector<float> d(M * N);
+  const size_t nb = K / static_cast<size_t>(cfg.block);
+  StepPool::get(n).run(n, [&](unsigned part) {
+    const size_t r0 = M * part / n, r1 = M * (part + 1) / n;
+    const std::vector<float> rows =
+        gemm(cfg, w.model, r1 - r0, N, K, a.subspan(r0 * K, (r1 - r0) * K), sa.subspan(r0 * nb, (r1 - r0) * nb), b, sb,
+             c.empty() ? c : c.subspan(r0 * N, (r1 - r0) * N), 1.0f, 1);
+    std::copy(rows.begin(), rows.end(), d.begin() + static_cast<std::ptrdiff_t>(r0 * N));
+  });
+  return d;
 }
 
 namespace {
