@@ -498,6 +498,39 @@ std::vector<T> slice(const std::vector<T>& src, size_t rows, size_t ld, size_t k
 }
 
 // ---------------------------------------------------------------------------------------------
+// What every core has around its own units: the tile request ports, the output quantize unit and
+// the store unit, its statistics, and its datapath's busy flag (traced for core 0).
+
+class CoreShell : public sc_module {
+ public:
+  QuantizeUnit quant{"quantize"};
+  StoreUnit store{"store"};
+  CoreStats st;
+  Channel<Tile>* tile_in = nullptr;
+  Channel<uint32_t>* want = nullptr;
+  uint32_t id = 0;
+  sc_core::sc_signal<bool> busy{"busy"};
+
+  explicit CoreShell(const sc_module_name& nm) : sc_module(nm) {
+    store.st = &st;
+    store.in = &quant.out;
+  }
+
+ protected:
+  void reset_shell(EngineKind e) {
+    st.reset(stall_causes(e).size());
+    quant.reset();
+    store.reset();
+  }
+  // The datapath computes for `cycles` cycles (the busy flag shows it in the trace).
+  void compute_for(uint64_t cycles) {
+    if (g_tracing && id == 0) busy.write(true);
+    wait_cycles(cycles);
+    if (g_tracing && id == 0) busy.write(false);
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
 // Tensor core (one SM)
 
 struct MmaOp {
@@ -512,7 +545,7 @@ struct AccTok {
   uint32_t acc = 0;
 };
 
-class TensorCoreSm : public sc_module {
+class TensorCoreSm : public CoreShell {
  public:
   // Channels between the units (sized per job).
   Channel<uint32_t> smem_free{"smem_free", 64}, sf_free{"sf_free", 2}, acc_free{"acc_free", 2};
@@ -521,16 +554,9 @@ class TensorCoreSm : public sc_module {
   Channel<MmaOp> mma_q{"mma_queue", 4};
   Channel<AccTok> acc_full{"acc_full", 2};
   LoadEngine tma{"tma"};
-  QuantizeUnit quant{"quantize"};
-  StoreUnit store{"store"};
-  CoreStats st;
-  Channel<Tile>* tile_in = nullptr;
-  Channel<uint32_t>* want = nullptr;
-  uint32_t id = 0;
-  sc_core::sc_signal<bool> busy_sig;
 
   SC_HAS_PROCESS(TensorCoreSm);
-  explicit TensorCoreSm(const sc_module_name& nm) : sc_module(nm) {
+  explicit TensorCoreSm(const sc_module_name& nm) : CoreShell(nm) {
     SC_THREAD(producer);
     SC_THREAD(issuer);
     SC_THREAD(tmem_copy);
@@ -538,21 +564,17 @@ class TensorCoreSm : public sc_module {
     set_stack_size(4 << 20);  // the datapath (golden gemm / a Verilated unit) runs on this thread
     SC_THREAD(epilogue);
     tma.st = &st;
-    store.st = &st;
-    store.in = &quant.out;
     tma.land = [this](const Stage& s) { land(s); };
   }
   void reset() {
     const Mapping& m = *g_job.m;
-    st.reset(stall_causes(EngineKind::TensorCore).size());
+    reset_shell(EngineKind::TensorCore);
     smem_free.reset(64), sf_free.reset(2), acc_free.reset(2);
     for (int64_t i = 0; i < m.stages; ++i) smem_free.preload(static_cast<uint32_t>(i));
     for (uint32_t i = 0; i < 2; ++i) sf_free.preload(i);
     for (uint32_t i = 0; i < g_job.g.nacc; ++i) acc_free.preload(i);
     cp_q.reset(2), cp_done.reset(2), mma_q.reset(4), acc_full.reset(2);
     tma.reset(static_cast<size_t>(m.stages));
-    quant.reset();
-    store.reset();
     if (g_job.functional()) {
       smem_.resize(static_cast<size_t>(m.stages));
       acc_.resize(g_job.g.nacc);
@@ -646,15 +668,15 @@ class TensorCoreSm : public sc_module {
       const uint64_t compute = ceil_div(128 * n, static_cast<uint64_t>(g_job.p->dot_lanes));
       const uint64_t opnd = static_cast<uint64_t>(std::ceil(static_cast<double>((128 + n) * s.kin) * s.eb));
       const uint64_t read = ceil_div(opnd, static_cast<uint64_t>(g_job.p->smem_read_bytes_per_cycle));
-      const uint64_t busy = std::max(compute, read);
+      const uint64_t occupancy = std::max(compute, read);
       last_start_ = g_job.now();
       last_acc_ = op.acc;
       if (g_job.functional()) execute(op);
       st.bytes[CoreStats::kSmemRead] += opnd;
       st.bytes[CoreStats::kTmemAcc] += 2 * 4 * 128 * n;
-      wait_cycles(busy);
+      compute_for(occupancy);
       st.compute += compute;
-      st.stall[cause_of("smem_bandwidth")] += busy - compute;
+      st.stall[cause_of("smem_bandwidth")] += occupancy - compute;
       st.busy_until = g_job.now();
       ++st.instructions;
       if (op.last_of_stage) {
@@ -708,39 +730,29 @@ struct L0Tok {
   Cause cause = 0;
 };
 
-class CubeCore : public sc_module {
+class CubeCore : public CoreShell {
  public:
   Channel<uint32_t> l1b_free{"l1b_free", 2}, l0_free{"l0_free", 2}, l0c_free{"l0c_free", 2};
   Channel<L0Tok> l0_full{"l0_full", 2};
   Channel<AccTok> acc_full{"acc_full", 2};
   LoadEngine mte2{"mte2"};
-  QuantizeUnit quant{"quantize"};
-  StoreUnit store{"store"};
-  CoreStats st;
-  Channel<Tile>* tile_in = nullptr;
-  Channel<uint32_t>* want = nullptr;
-  uint32_t id = 0;
 
   SC_HAS_PROCESS(CubeCore);
-  explicit CubeCore(const sc_module_name& nm) : sc_module(nm) {
+  explicit CubeCore(const sc_module_name& nm) : CoreShell(nm) {
     SC_THREAD(producer);
     SC_THREAD(mte1);
     SC_THREAD(cube);
     set_stack_size(4 << 20);  // the datapath runs on this thread
     SC_THREAD(fixpipe);
     mte2.st = &st;
-    store.st = &st;
-    store.in = &quant.out;
     mte2.land = [this](const Stage& s) { land(s); };
   }
   void reset() {
-    st.reset(stall_causes(EngineKind::Cube).size());
+    reset_shell(EngineKind::Cube);
     l1b_free.reset(2), l0_free.reset(2), l0c_free.reset(2);
     for (uint32_t i = 0; i < 2; ++i) l1b_free.preload(i), l0_free.preload(i), l0c_free.preload(i);
     l0_full.reset(2), acc_full.reset(2);
     mte2.reset(2);
-    quant.reset();
-    store.reset();
     a_mb_[0] = a_mb_[1] = -1;
     a_users_[0] = a_users_[1] = 0;
     if (g_job.functional()) l1a_.resize(2), l1b_.resize(2), l0_.resize(2), l0c_.resize(2);
@@ -854,7 +866,7 @@ class CubeCore : public sc_module {
                        l0.sb, acc);
       }
       st.bytes[CoreStats::kL0c] += 2 * 4 * t.tile.rows * t.tile.cols;
-      wait_cycles(compute);
+      compute_for(compute);
       st.compute += compute;
       st.busy_until = g_job.now();
       ++st.instructions;
@@ -1019,7 +1031,6 @@ void open_trace(const std::string& path) {
   if (!g_trace) throw std::runtime_error("models: cannot create the trace " + path);
   g_trace->set_time_unit(1, sc_core::SC_NS);  // one tick per cycle
   auto& t = *s.tc.cores[0];
-  for (auto* ch : {&t.smem_free, &t.sf_free, &t.acc_free, &t.cp_done}) (void)ch;
   const std::string tp = "tensor_core.sm0.";
   t.smem_free.trace(g_trace, tp);
   t.sf_free.trace(g_trace, tp);
@@ -1033,6 +1044,7 @@ void open_trace(const std::string& path) {
   t.tma.done.trace(g_trace, tp + "tma.");
   t.quant.in.trace(g_trace, tp);
   t.quant.out.trace(g_trace, tp);
+  sc_core::sc_trace(g_trace, t.busy, "tensor_core.sm0.mma_pipe.busy");
   s.tc.mem.req[0]->trace(g_trace, "tensor_core.mem.");
   s.tc.mem.req[1]->trace(g_trace, "tensor_core.mem.");
   s.tc.mem.dram_q.trace(g_trace, "tensor_core.mem.");
@@ -1049,6 +1061,7 @@ void open_trace(const std::string& path) {
   c.mte2.done.trace(g_trace, cp + "mte2.");
   c.quant.in.trace(g_trace, cp);
   c.quant.out.trace(g_trace, cp);
+  sc_core::sc_trace(g_trace, c.busy, "cube.core0.cube_array.busy");
   s.cube.mem.req[0]->trace(g_trace, "cube.mem.");
   s.cube.mem.req[1]->trace(g_trace, "cube.mem.");
   s.cube.mem.dram_q.trace(g_trace, "cube.mem.");

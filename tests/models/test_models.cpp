@@ -720,6 +720,17 @@ TEST(System, VcdTraceRecordsTheChannels) {
   EXPECT_EQ(loading.front().second, 1u);
   EXPECT_EQ(free_stages.back().second, 2u);
   EXPECT_LE(free_stages.back().first, r.stats.cycles);
+  // The datapath's busy flag: eight separate instructions (one per stage, each waiting for its load),
+  // busy for compute_cycles in all.
+  const Changes busy = vcd_changes(path, "SystemC.tensor_core.sm0.mma_pipe", "busy");
+  uint64_t rises = 0, busy_cycles = 0;
+  for (size_t i = 0; i < busy.size(); ++i)
+    if (busy[i].second == 1) {
+      ++rises;
+      if (i + 1 < busy.size()) busy_cycles += busy[i + 1].first - busy[i].first;
+    }
+  EXPECT_EQ(rises, 8u);
+  EXPECT_EQ(busy_cycles, r.stats.compute_cycles);
   if (!HasFailure()) std::filesystem::remove(path);
 }
 
