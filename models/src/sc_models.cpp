@@ -446,8 +446,9 @@ class StoreUnit : public sc_module {
       st->bytes[CoreStats::kGlobalStore] += left;
       for (uint64_t off = 0; left; off += kRequestBytes) {
         const uint32_t b = static_cast<uint32_t>(std::min(left, kRequestBytes));
+        // Like a load, a store reaches the L2 one cycle after it has crossed the link.
         const uint64_t done = link_.take(b, static_cast<uint64_t>(g_job.p->core_store_bytes_per_cycle));
-        mem->push({mem_key(3, tl.r0, tl.c0, off, 0), b, true, 0, nullptr}, done);
+        mem->push({mem_key(3, tl.r0, tl.c0, off, 0), b, true, 0, nullptr}, done + 1);
         left -= b;
       }
       ++g_job.tiles_done;

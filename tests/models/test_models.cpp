@@ -347,18 +347,18 @@ TEST(TensorCore, OneInstructionHandDerived) {
   //   249/257/289/293. Link (64 B/cycle): A 249-313, SFA -321, B -353, SFB -357: stage full at 357.
   //   tcgen05.cp: (128 + 64) rows x 4 scales = 768 B / 16 = 48: 357-405 (scale_copy 48).
   //   MMA: 128 x 64 / 256 lanes = 32 cycles, 405-437; + depth 2: accumulator full at 439.
-  //   tcgen05.ld 32768 B / 64 = 512: 439-951. Store: 8 x 4096 B over the 64 B/cycle link, at the L2
-  //   at 1015, 1079, ..., 1463; each crosses the L2 port (64 cycles) then HBM (64): the last ends at
-  //   1463 + 64 + 64 = 1591.
+  //   tcgen05.ld 32768 B / 64 = 512: 439-951. Store: 8 x 4096 B over the 64 B/cycle link, done at
+  //   1015, 1079, ..., 1463, at the L2 a cycle later; each crosses the L2 port (64 cycles) then HBM
+  //   (64): the last ends at 1464 + 64 + 64 = 1592.
   fm::Params p = micro_tc();
   fm::set_param(p, "tile_n", "64");
   fm::set_param(p, "tile_k", "64");
   const fm::Result r = fm::run(p, timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, 128, 64, 64));
-  EXPECT_EQ(r.stats.cycles, 1591u);
+  EXPECT_EQ(r.stats.cycles, 1592u);
   EXPECT_EQ(r.stats.compute_cycles, 32u);
   EXPECT_EQ(r.stats.stall("operand_load"), 357u);
   EXPECT_EQ(r.stats.stall("scale_copy"), 48u);
-  EXPECT_EQ(r.stats.stall("tail"), 1591u - 437u);
+  EXPECT_EQ(r.stats.stall("tail"), 1592u - 437u);
   EXPECT_EQ(r.stats.bytes_of("dram_read"), 4096u + 512u + 2048u + 256u);
   EXPECT_EQ(r.stats.bytes_of("dram_write"), 128u * 64u * 4u);
   check_stats(r.stats, 128, 64, 64);
@@ -372,13 +372,14 @@ TEST(TensorCore, TwoDependentInstructionsHandDerived) {
   //   -401, -402: full at 402. tcgen05.cp (128 + 8) x 8 = 1088 B / 16 = 68: 402-470.
   //   MMA 0: 128 x 8 / 256 = 4 cycles, 470-474. MMA 1 reads MMA 0's accumulator: starts at
   //   470 + 10 = 480 (6 cycles accumulator_dependency), ends 484; full at 494. tcgen05.ld
-  //   4096 / 64 = 64: -558. Store: one 4096 B request at the L2 at 622, L2 port -686, HBM -750.
+  //   4096 / 64 = 64: -558. Store: one 4096 B request over the link -622, at the L2 623, L2 port
+  //   -687, HBM -751.
   fm::Params p = micro_tc();
   fm::set_param(p, "tile_n", "8");
   fm::set_param(p, "tile_k", "128");
   fm::set_param(p, "pipeline_depth", "10");
   const fm::Result r = fm::run(p, timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, 128, 8, 128));
-  EXPECT_EQ(r.stats.cycles, 750u);
+  EXPECT_EQ(r.stats.cycles, 751u);
   EXPECT_EQ(r.stats.compute_cycles, 8u);
   EXPECT_EQ(r.stats.stall("accumulator_dependency"), 6u);
   EXPECT_EQ(r.stats.stall("scale_copy"), 68u);
@@ -393,11 +394,12 @@ TEST(TensorCore, SmemRingHandDerived) {
   // Requests reach the L2 one cycle after issue, HBM takes a cycle, the L2 port a cycle.
   //   1 stage: loads of stage k+1 wait for MMA k to free the stage. Stage 0: at the L2 at 1, HBM
   //   1-2, replies at 3, link 3-111, cp 111-112, MMA 112-144. Each later stage repeats 144 cycles:
-  //   MMA 3 ends 576. Depth 2, ld 1: 579; store 8 x 64 link cycles: last at the L2 1091, L2 port
-  //   1092, HBM 1093.
+  //   MMA 3 ends 576. Depth 2, ld 1: 579; store 8 x 64 link cycles: the last done 1091, at the L2
+  //   1092, L2 port 1093, HBM 1094.
   //   2 stages: stages 0 and 1 load back to back (full at 111, 219); stage 2 issues when MMA 0
   //   frees slot 0 (144) and follows stage 1 on the link: full 327; stage 3 issues at 252 (MMA 1
-  //   ends), full 435. MMA 3: 436-468; 470, 471; store: last at the L2 983, L2 port 984, HBM 985.
+  //   ends), full 435. MMA 3: 436-468; 470, 471; store: last done 983, at the L2 984, L2 port 985,
+  //   HBM 986.
   fm::Params p = tc_params({{"cores", "1"}, {"dram_bytes_per_cycle", "1073741824"}, {"dram_latency", "0"},
                             {"l2_bytes_per_cycle", "1073741824"}, {"l2_latency", "0"},
                             {"core_load_bytes_per_cycle", "64"}, {"core_store_bytes_per_cycle", "64"},
@@ -406,9 +408,36 @@ TEST(TensorCore, SmemRingHandDerived) {
                             {"tile_k", "64"}, {"raster", "n"}, {"mapper_candidates", "1"}});
   const fm::Workload w = timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, 128, 64, 256);
   fm::set_param(p, "stages", "1");
-  EXPECT_EQ(fm::run(p, w).stats.cycles, 1093u);
+  EXPECT_EQ(fm::run(p, w).stats.cycles, 1094u);
   fm::set_param(p, "stages", "2");
-  EXPECT_EQ(fm::run(p, w).stats.cycles, 985u);
+  EXPECT_EQ(fm::run(p, w).stats.cycles, 986u);
+}
+
+TEST(Cube, OneStepHandDerived) {
+  // 16 x 16 x 64 HiF4 on one AI core: one L1 chunk, one L0 step, one PE pass (1 cycle), depth 3
+  // (hif4_pe). HBM and L2 64 B/cycle, latencies 100 and 20; link 64 B/cycle; MTE1 16 B/cycle;
+  // FixPipe 64 B/cycle. Requests (at the L2 at 1): A 16 x 32 B = 512, A words 16 x 4 = 64, B 512,
+  // B words 64.
+  //   HBM: 1-9, 9-10, 10-18, 18-19; fills at 109, 110, 118, 119. L2 port: 109-117, 117-118,
+  //   118-126, 126-127; replies +20: 137, 138, 146, 147. Link: 137-145, -146, -154, -155: L1 full
+  //   at 155. MTE1: A and B steps of 512 + 64 B each, in parallel: 576 / 16 = 36: 155-191.
+  //   Cube: 1 cycle, 191-192; + depth 3: L0C full at 195. FixPipe 1024 / 64 = 16: -211. Store:
+  //   link 16 cycles -227, at the L2 228, L2 port -244, HBM -260.
+  const fm::Params p = cube_params({{"cores", "1"}, {"dram_bytes_per_cycle", "64"}, {"dram_latency", "100"},
+                                    {"l2_bytes_per_cycle", "64"}, {"l2_latency", "20"},
+                                    {"core_load_bytes_per_cycle", "64"}, {"core_store_bytes_per_cycle", "64"},
+                                    {"mte1_bytes_per_cycle", "16"}, {"fixpipe_bytes_per_cycle", "64"},
+                                    {"tile_m", "16"}, {"tile_n", "16"}, {"tile_k", "64"}, {"l1_k", "64"},
+                                    {"mapper_candidates", "1"}});
+  const fm::Result r = fm::run(p, timing_only(MmaKindId::Hif4, Model::AscendHif4, 16, 16, 64));
+  EXPECT_EQ(r.stats.cycles, 260u);
+  EXPECT_EQ(r.stats.compute_cycles, 1u);
+  EXPECT_EQ(r.stats.stall("l1_load"), 191u);
+  EXPECT_EQ(r.stats.stall("tail"), 260u - 192u);
+  EXPECT_EQ(r.stats.bytes_of("dram_read"), 512u + 64u + 512u + 64u);
+  EXPECT_EQ(r.stats.bytes_of("l0a"), 576u);
+  EXPECT_EQ(r.stats.bytes_of("dram_write"), 1024u);
+  check_stats(r.stats, 16, 16, 64);
 }
 
 // ---------------------------------------------------------------------------------------------
