@@ -120,9 +120,8 @@ BlockFormat out_block_format(OutFormat f) {
 }
 }  // namespace
 
-void init_quantized_output(const Params& p, const Shape& s, Result& r) {
+void init_quantized_output(const Shape& s, Result& r) {
   if (!s.out_block) return;
-  (void)p;
   r.q_codes.assign(s.M * s.N, 0);
   r.q_scales.assign(s.M * (s.N / s.out_block), 0);
 }

@@ -400,7 +400,7 @@ Result run(const Params& p0, const Workload& w, const RunOptions& o) {
   Result r;
   if (!w.timing_only) {
     r.d.assign(s.M * s.N, 0.0f);
-    detail::init_quantized_output(p, s, r);
+    detail::init_quantized_output(s, r);
   }
   if (o.timing == Timing::Analytic) {
     r.stats = ranked.front().estimate;

@@ -77,7 +77,7 @@ void copy_block(std::span<const T> src, size_t ld, size_t r0, size_t rows, size_
 // The output quantize unit's arithmetic on one tile of D ([rows, cols], cols a multiple of the
 // out block): golden quantize with PTS off, written into the result's q_codes / q_scales.
 void quantize_tile(const Params& p, const Shape& s, const Tile& t, const float* d_tile, Result& r);
-void init_quantized_output(const Params& p, const Shape& s, Result& r);
+void init_quantized_output(const Shape& s, Result& r);
 // The whole functional job without timing (analytic mode): every step through the datapath in the
 // same order and blocking as the cycle model, so the hook sees the same calls.
 void run_functional(const Params& p, const Shape& s, const Mapping& m, const Workload& w, Result& r,

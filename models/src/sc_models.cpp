@@ -317,9 +317,6 @@ class TileScheduler : public sc_module {
     for (size_t i = 0; i < cores; ++i) want.preload(static_cast<uint32_t>(i));  // every core idle: id order
     next_ = 0;
   }
-  void after_job(size_t cores) {  // each core's producer asked again; asks are renewed by reset()
-    (void)cores;
-  }
 
  private:
   // Asks take a cycle to arrive; the asks of one cycle are served in core order, so the
@@ -545,12 +542,18 @@ struct AccTok {
   Tile tile;
   uint32_t acc = 0;
 };
+// tcgen05.cp of one stage's scale factors: from SMEM stage `slot` into TMEM scale slot `sf`.
+struct CpOp {
+  Tile tile;
+  uint32_t slot = 0, sf = 0;
+  size_t kk = 0;
+};
 
 class TensorCoreSm : public CoreShell {
  public:
   // Channels between the units (sized per job).
   Channel<uint32_t> smem_free{"smem_free", 64}, sf_free{"sf_free", 2}, acc_free{"acc_free", 2};
-  Channel<Stage> cp_q{"cp_queue", 2};
+  Channel<CpOp> cp_q{"cp_queue", 2};
   Channel<uint32_t> cp_done{"cp_done", 2};
   Channel<MmaOp> mma_q{"mma_queue", 4};
   Channel<AccTok> acc_full{"acc_full", 2};
@@ -578,6 +581,7 @@ class TensorCoreSm : public CoreShell {
     tma.reset(static_cast<size_t>(m.stages));
     if (g_job.functional()) {
       smem_.resize(static_cast<size_t>(m.stages));
+      tmem_sf_.resize(2);
       acc_.resize(g_job.g.nacc);
     }
     last_acc_ = UINT32_MAX;
@@ -624,9 +628,7 @@ class TensorCoreSm : public CoreShell {
       MmaOp op;
       op.tile = s.tile, op.slot = s.slot, op.sf = sf, op.acc = acc, op.n_instr = n;
       op.k_base = s.step * static_cast<size_t>(g_job.m->tile_k);
-      s.aslot = sf;  // the TMEM scale slot the copy fills
-      s.slabs.clear();
-      cp_q.push(std::move(s));
+      cp_q.push({s.tile, s.slot, sf, kk});
       for (uint32_t i = 0; i < n; ++i) {
         op.instr = i;
         op.first_of_stage = i == 0, op.last_of_stage = i + 1 == n;
@@ -640,13 +642,15 @@ class TensorCoreSm : public CoreShell {
   // tcgen05.cp: the stage's scale factors SMEM -> TMEM at tmem_cp_bytes_per_cycle.
   void tmem_copy() {
     for (;;) {
-      const Stage s = cp_q.pop();
-      const size_t kk = std::min<size_t>(static_cast<size_t>(g_job.m->tile_k),
-                                         g_job.s->K - s.step * static_cast<size_t>(g_job.m->tile_k));
-      const uint64_t bytes = (s.tile.rows + s.tile.cols) * (kk / g_job.s->block) * g_job.s->sb;
+      const CpOp c = cp_q.pop();
+      const uint64_t bytes = (c.tile.rows + c.tile.cols) * (c.kk / g_job.s->block) * g_job.s->sb;
       wait_cycles(ceil_div(bytes, static_cast<uint64_t>(g_job.p->tmem_cp_bytes_per_cycle)));
       st.bytes[CoreStats::kTmemScale] += bytes;
-      cp_done.push(s.aslot);
+      if (g_job.functional()) {  // the MMA reads its scales from TMEM, not from SMEM
+        tmem_sf_[c.sf].sa = smem_[c.slot].sa;
+        tmem_sf_[c.sf].sb = smem_[c.slot].sb;
+      }
+      cp_done.push(c.sf);
     }
   }
   // The MMA datapath: dot_lanes units, one K_instr dot product each per cycle.
@@ -696,8 +700,9 @@ class TensorCoreSm : public CoreShell {
     if (op.first_of_tile) acc = smem_[op.slot].c;  // C via TMEM, or +0 (enable_input_d = 0)
     const size_t k0 = op.instr * s.kin, nb = s.kin / s.block;
     const std::vector<uint8_t> a = slice(b.a, t.rows, kt, k0, s.kin), bb = slice(b.b, t.cols, kt, k0, s.kin);
-    const std::vector<uint32_t> sa = slice(b.sa, t.rows, kt / s.block, k0 / s.block, nb),
-                                sb = slice(b.sb, t.cols, kt / s.block, k0 / s.block, nb);
+    const OperandBuf& sf = tmem_sf_[op.sf];
+    const std::vector<uint32_t> sa = slice(sf.sa, t.rows, kt / s.block, k0 / s.block, nb),
+                                sb = slice(sf.sb, t.cols, kt / s.block, k0 / s.block, nb);
  acc = run_step(*g_job.w, {t.r0, t.c0, op.k_base + k0}, t.rows, t.cols, s.kin, a, sa, bb, sb, acc);
   }
   // Epilogue warps: tcgen05.ld of the accumulator, then the accumulator slot is free again.
@@ -714,8 +719,8 @@ class TensorCoreSm : public CoreShell {
     }
   }
 
-  std::vector<OperandBuf> smem_;
-  std::vector<std::vector<float>> acc_;
+  std::vector<OperandBuf> smem_, tmem_sf_;  // SMEM stages; TMEM scale-factor slots (scales only)
+  std::vector<std::vector<float>> acc_;  // TMEM accumulators
   uint32_t acc_cur_ = 0, last_acc_ = UINT32_MAX;
   uint64_t last_start_ = 0;
 };
