@@ -409,11 +409,13 @@ Result run(const Params& p0, const Workload& w, const RunOptions& o) {
     return r;
   }
   // Cycle mode: simulate a few mappings (timing only) and keep the fastest, then run that one with
-  // the datapath. Half of them are the best analytic mapping of each of the best tile shapes (the
-  // shapes differ most in what the estimate misses: latency hiding, contention), the rest the next
-  // best by the estimate. A single candidate runs once.
+  // the datapath. First the best analytic mapping of each of the best tile shapes (up to half of
+  // `mapper_candidates`: the shapes differ most in what the estimate misses, latency hiding and
+  // contention), then every mapping the estimate cannot tell from the best (within 2 %, up to four
+  // times `mapper_candidates`), then the next best estimates up to `mapper_candidates`.
   const size_t want = static_cast<size_t>(p.mapper_candidates);
   std::vector<size_t> pick;
+  auto picked = [&](size_t i) { return std::find(pick.begin(), pick.end(), i) != pick.end(); };
   for (size_t i = 0; i < ranked.size() && pick.size() < (want + 1) / 2; ++i) {
     const Mapping& m = ranked[i].mapping;
     const bool seen = std::any_of(pick.begin(), pick.end(), [&](size_t j) {
@@ -421,8 +423,11 @@ Result run(const Params& p0, const Workload& w, const RunOptions& o) {
     });
     if (!seen) pick.push_back(i);
   }
+  const double near = 1.02 * static_cast<double>(ranked.front().estimate.cycles);
+  for (size_t i = 0; i < ranked.size() && want > 1 && pick.size() < 4 * want; ++i)
+    if (static_cast<double>(ranked[i].estimate.cycles) <= near && !picked(i)) pick.push_back(i);
   for (size_t i = 0; i < ranked.size() && pick.size() < want; ++i)
-    if (std::find(pick.begin(), pick.end(), i) == pick.end()) pick.push_back(i);
+    if (!picked(i)) pick.push_back(i);
   std::sort(pick.begin(), pick.end());
   const size_t n = pick.size();
   size_t best = pick.front();

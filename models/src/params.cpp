@@ -84,7 +84,7 @@ constexpr Key kKeys[] = {
     {"l1_k", "elements", "K per L1 chunk (0 = mapper)", &Params::l1_k, 0, 1 << 24, false, true, 0},
     {"stages", "stages", "SMEM stages (0 = mapper)", &Params::stages, 0, 64, true, false, 0},
     {"raster", "", "tile order: auto, n (along N first), m (along M first)", nullptr, 0, 0, true, true, 2},
-    {"mapper_candidates", "mappings", "cycle mode: mappings the mapper simulates (best tile shapes and best estimates)", &Params::mapper_candidates, 1,
+    {"mapper_candidates", "mappings", "cycle mode: mappings the mapper simulates at least (1 = the best estimate only)", &Params::mapper_candidates, 1,
      64, true, true, 0},
 };
 
