@@ -56,7 +56,7 @@ constexpr double kFlopTransistors = 24, kElemInputFlops = 512;
 constexpr UnitArea kArea[] = {
     {EngineKind::TensorCore, BlockFormat::Nvfp4, "bs_dot_k64_ue4m3_b16", 58640, 122992, 791},
     {EngineKind::TensorCore, BlockFormat::Mxfp4, "bs_dot_k64_ue8m0_b32", 58640, 100448, 727},
-    {EngineKind::Cube, BlockFormat::Hif4, "hif4_pe", 74112, 105102, 708},
+    {EngineKind::Cube, BlockFormat::Hif4, "hif4_pe", 56080, 87094, 708},
     {EngineKind::Cube, BlockFormat::Nvfp4, "nvfp4_pe64", 58648, 142944, 799},
     {EngineKind::Cube, BlockFormat::Mxfp4, "bs_dot_k64_ue8m0_b32", 58640, 100448, 727},
 };
