@@ -240,7 +240,7 @@ bool trace_supported() { return FP4SIM_RTL_TRACE != 0; }
 struct Driver::Impl {
   const UnitInfo* info = nullptr;
   std::unique_ptr<ModelIf> m;
-  uint32_t stall_seed = 0;
+  uint32_t stall_seed = 0, stall_hold = 0, reset_every = 0;
   uint32_t rng = 0;
   uint8_t fmt_a = 0, fmt_b = 0;
   uint64_t cycles = 0;
@@ -287,17 +287,31 @@ struct Driver::Impl {
            const uint32_t* c, uint32_t* d) {
     const size_t K = static_cast<size_t>(k()), S = static_cast<size_t>(nsc());
     size_t next_in = 0, next_out = 0;
-    uint64_t first_in = 0, idle = 0;
+    uint64_t first_in = 0, idle = 0, hold = 0;
     Packed p;
     bool packed = false;
     while (next_out < n) {
+      if (reset_every && cycles % reset_every == reset_every - 1 && next_in > next_out) {
+        // Reset with work in flight: it is lost, and sent again from the first missing result.
+        m->drive(false, nullptr, false);
+        m->set_reset(true);
+        tick();
+        m->set_reset(false);
+        next_in = next_out;
+        packed = false;
+        continue;
+      }
       const bool bubble = stall_seed && (xs32(rng) & 3u) == 0;  // 1/4 of cycles without input
       const bool in_valid = next_in < n && !bubble;
       if (in_valid && !packed) {
         pack(a + next_in * K, b + next_in * K, sfa + next_in * S, sfb + next_in * S, c[next_in], p);
         packed = true;
       }
-      const bool out_ready = !(stall_seed && (xs32(rng) % 3u) == 0);  // 1/3 of cycles stalled
+      bool out_ready = !(stall_seed && (xs32(rng) % 3u) == 0);  // 1/3 of cycles stalled
+      if (hold) {
+        out_ready = false;
+        --hold;
+      }
       m->drive(in_valid, in_valid ? &p : nullptr, out_ready);
       m->eval_low();
       const bool fire_in = in_valid && m->in_ready();
@@ -306,6 +320,7 @@ struct Driver::Impl {
         if (next_out == 0) last_latency = static_cast<int>(cycles - first_in);
         ++next_out;
         idle = 0;
+        if (stall_hold && next_out % 64 == 0) hold = stall_hold;
       }
       m->eval_high();
       if (fire_in) {
@@ -324,6 +339,8 @@ Driver::Driver(Unit u, DriverOptions opt) : impl_(std::make_unique<Impl>()) {
   impl_->info = &unit_info(u);
   impl_->m = make_model(u, opt.trace_path);
   impl_->stall_seed = opt.stall_seed;
+  impl_->stall_hold = opt.stall_hold;
+  impl_->reset_every = opt.reset_every;
   impl_->rng = opt.stall_seed ? opt.stall_seed : 1u;
   // Reset for two cycles.
   impl_->m->set_reset(true);

@@ -67,6 +67,13 @@ struct DriverOptions {
   // Non-zero: pseudo-random input bubbles and output back-pressure from this seed, to exercise the
   // valid/ready handshake (results must not change).
   uint32_t stall_seed = 0;
+  // Non-zero: after every 64 results, hold the output's ready low for this many cycles (long
+  // back-pressure: the pipeline fills and the input stalls; results must not change).
+  uint32_t stall_hold = 0;
+  // Non-zero: assert reset for one cycle every reset_every cycles while instructions are in flight.
+  // The instructions accepted but not yet out are lost with it and the driver sends them again, so
+  // results must not change (a unit that emits anything stale after reset fails the comparison).
+  uint32_t reset_every = 0;
 };
 
 class Driver {

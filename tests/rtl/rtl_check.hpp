@@ -61,7 +61,9 @@ class Checker {
 
   explicit Checker(Unit u, const fp4sim::ElemFormat* ea = nullptr, const fp4sim::ElemFormat* eb = nullptr,
                    uint32_t stall_seed = 0)
-      : unit_(u), cfg_(fp4sim::rtl::golden_config(u, ea, eb)), drv_(u, {std::string(), stall_seed}) {
+      : Checker(u, ea, eb, fp4sim::rtl::DriverOptions{std::string(), stall_seed}) {}
+  Checker(Unit u, const fp4sim::ElemFormat* ea, const fp4sim::ElemFormat* eb, fp4sim::rtl::DriverOptions opt)
+      : unit_(u), cfg_(fp4sim::rtl::golden_config(u, ea, eb)), drv_(u, opt) {
     drv_.set_formats(*cfg_.elem_a, *cfg_.elem_b);
     k_ = static_cast<size_t>(drv_.k());
     s_ = static_cast<size_t>(drv_.scales_per_op());
