@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Area of the RTL datapaths with yosys 0.23 (generic gates, no liberty file): for every top
+# Area (and, with --json, stage timing) of the RTL datapaths with yosys 0.23. Two modes:
+#
+# Generic gates (default; no liberty file): for every top
 #   1. coarse pass  (proc; opt; wreduce per module): the word-level multipliers ($mul) and widths
 #   2. `synth -top X; stat -tech cmos`: gate counts by type, flip-flops, yosys' CMOS transistor
 #      estimate (combinational gates only; flip-flops are reported separately and counted in the
@@ -7,16 +9,36 @@
 # then prints one table, the per-block breakdown of hif4_pe and nvfp4_pe64 (equal throughput:
 # one 64-element dot product per cycle each) and writes the raw yosys reports to OUTDIR.
 #
+# Cell library (--json FILE): for every top, flattened, flops (dfflibmap) and logic (abc, with a
+# driving cell and load for buffering / sizing) mapped to the OSU 0.18 um standard cells of
+# Debian's qflow-tech-osu018; `stat -liberty` gives um^2 and cells; OpenSTA (`sta`) times the
+# mapped netlist per pipeline stage (input -> u_in, u_in -> u_mid, u_mid -> u_out, u_out -> output;
+# the flops keep their register names through flattening); scripts/area_cells.py writes FILE as
+# {unit: {area_um2, cells, flops, stages: [{name, delay_ns, datapath_ns, worst_from}], fmax_mhz,
+# source: "opensta" | "abc", synth_s, ...}} and prints a table. Where `sta` is missing or fails,
+# the timing is abc's whole-netlist delay estimate and "source" says "abc". A top whose yosys run
+# exceeds SYNTH_TIMEOUT seconds (default 300) is reported as {"skipped": reason}.
+#
 # Usage: scripts/area.sh [OUTDIR]       (default: build-area; about 4 min on 2 cores)
 #        JOBS=N scripts/area.sh         (parallel yosys runs, default 2)
 #        TOPS="hif4_pe nvfp4_pe64" scripts/area.sh   (a subset; names from the list below)
 #        TOPS="... bs_dot_k32"          (opt-in: its 5 x 256-entry element decode tables per lane
 #                                        take yosys more than 20 min to fold)
 #        REPORT_ONLY=1 scripts/area.sh  (re-print the tables from the reports already in OUTDIR)
+#        scripts/area.sh --json out/area.json [OUTDIR]   (cell library; default OUTDIR
+#                                        build-area-cells; bs_dot_k32 is included and skipped when
+#                                        it exceeds SYNTH_TIMEOUT; about 5 min on 2 cores)
+#        LIBERTY=/path/x.lib scripts/area.sh --json F    (another liberty; default: OSU 0.18 um)
 # docs/area.md explains the results.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-OUT=${1:-build-area}
+JSON=""
+if [ "${1:-}" = "--json" ]; then
+  [ -n "${2:-}" ] || { echo "area.sh: --json needs a file name" >&2; exit 1; }
+  JSON=$2
+  shift 2
+fi
+if [ -n "$JSON" ]; then OUT=${1:-build-area-cells}; else OUT=${1:-build-area}; fi
 JOBS=${JOBS:-2}
 mkdir -p "$OUT"
 command -v yosys >/dev/null || { echo "area.sh: yosys not found (scripts/setup.sh installs it)" >&2; exit 1; }
@@ -38,7 +60,11 @@ declare -A TOP=(
   [bs_dot_k64_ue8m0_b32]="bs_dot_k64|-set ScaleFmt 1 -set Block 32 -set PipeDepth 3"
   [bs_dot_k32]="bs_dot_k32|-set PipeDepth 2"
 )
-NAMES=${TOPS:-"hif4_pe nvfp4_pe64 bs_dot_k64_ue4m3_b16 bs_dot_k64_ue8m0_b32"}
+if [ -n "$JSON" ]; then
+  NAMES=${TOPS:-"hif4_pe nvfp4_pe64 bs_dot_k64_ue4m3_b16 bs_dot_k64_ue8m0_b32 bs_dot_k32"}
+else
+  NAMES=${TOPS:-"hif4_pe nvfp4_pe64 bs_dot_k64_ue4m3_b16 bs_dot_k64_ue8m0_b32"}
+fi
 
 synth_one() {
   local name=$1 module=${TOP[$1]%%|*} params=${TOP[$1]#*|}
@@ -61,6 +87,64 @@ export OUT SV
 for n in $NAMES; do
   [ -n "${TOP[$n]:-}" ] || { echo "area.sh: unknown top $n" >&2; exit 1; }
 done
+
+# Cell-library mode: flatten, map to the liberty, time every pipeline stage with OpenSTA.
+if [ -n "$JSON" ]; then
+  LIBERTY=${LIBERTY:-/usr/share/qflow/tech/osu018/osu018_stdcells.lib}
+  [ -f "$LIBERTY" ] || { echo "area.sh: $LIBERTY not found (scripts/setup.sh installs qflow-tech-osu018)" >&2; exit 1; }
+  command -v sta >/dev/null || echo "area.sh: OpenSTA (sta) not found: stage delays fall back to abc's estimate" >&2
+  SYNTH_TIMEOUT=${SYNTH_TIMEOUT:-300}
+  # abc buffers and sizes against these (inputs of a block are driven by a small buffer, every
+  # output drives about one flop input); the same conditions are given to OpenSTA.
+  printf 'set_driving_cell BUFX2\nset_load 0.009\n' > "$OUT/abc.constr"
+  cells_one() {
+    local name=$1 module=${TOP[$1]%%|*} params=${TOP[$1]#*|}
+    local t0=$SECONDS rc=0
+    rm -f "$OUT/$name.skip" "$OUT/$name.time"
+    # rename -wire: each flop is named after the register bit it drives
+    # (u_mid.g_reg.data_q[12]_reg); every other name is hidden so that the netlist is plain.
+    timeout "$SYNTH_TIMEOUT" yosys -q -l "$OUT/$name.log" -p "
+      read_verilog -sv $SV
+      chparam $params $module
+      hierarchy -check -top $module
+      synth -top $module -flatten
+      rename -wire -suffix _reg t:\$_*DFF*
+      dfflibmap -liberty $LIBERTY
+      abc -liberty $LIBERTY -constr $OUT/abc.constr
+      opt_clean
+      tee -q -o $OUT/$name.stat.txt stat -liberty $LIBERTY
+      rename -hide w:*
+      opt_clean -purge
+      write_verilog -noattr -noexpr -nohex -nodec -simple-lhs $OUT/$name.v
+      write_json $OUT/$name.json
+    " >/dev/null || rc=$?
+    if [ $rc -eq 124 ]; then
+      echo "yosys did not finish within SYNTH_TIMEOUT=${SYNTH_TIMEOUT} s" > "$OUT/$name.skip"
+      echo "area.sh: $name skipped (yosys > ${SYNTH_TIMEOUT} s)" >&2
+      return 0
+    elif [ $rc -ne 0 ]; then
+      echo "yosys failed (exit $rc), see $OUT/$name.log" > "$OUT/$name.skip"
+      echo "area.sh: $name: yosys failed (exit $rc)" >&2
+      return 0
+    fi
+    echo "$((SECONDS - t0))" > "$OUT/$name.time"
+    python3 scripts/area_cells.py sta "$OUT" "$name" "$module" "$LIBERTY"
+    echo "area.sh: $name synthesized in $(cat "$OUT/$name.time") s, timed in $((SECONDS - t0 - $(cat "$OUT/$name.time"))) s" >&2
+  }
+  if [ -z "${REPORT_ONLY:-}" ]; then
+    # bs_dot_k32 (the slow one) first, so that the others run beside it; JOBS at a time.
+    order=""
+    for n in $NAMES; do
+      if [ "$n" = bs_dot_k32 ]; then order="$n $order"; else order="$order $n"; fi
+    done
+    for n in $order; do
+      while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n || true; done
+      cells_one "$n" &
+    done
+    wait
+  fi
+  exec python3 scripts/area_cells.py report "$OUT" "$JSON" $NAMES
+fi
 # Run JOBS yosys processes at a time.
 if [ -z "${REPORT_ONLY:-}" ]; then
   pids=()

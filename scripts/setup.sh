@@ -9,6 +9,7 @@ PKGS=(
   libboost-program-options1.81-dev libboost-json1.81-dev
   nlohmann-json3-dev
   libsystemc-dev verilator yosys
+  qflow-tech-osu018 opensta
   python3-numpy python3-matplotlib
 )
 

@@ -1,0 +1,347 @@
+#!/usr/bin/env python3
+"""Cell-library half of scripts/area.sh (--json mode): stage timing with OpenSTA and the report.
+
+  area_cells.py sta OUTDIR UNIT TOP LIBERTY
+      OUTDIR/UNIT.v is the flattened netlist yosys mapped to LIBERTY (flip-flops named after the
+      register they implement, e.g. `u_mid.g_reg.data_q[12]_reg`; every other name hidden).
+      Renames the flip-flops to plain identifiers, sorts them into the pipeline registers
+      (u_in, u_mid, u_out.g_stage[k], in that order, whatever the instance path above them),
+      writes OUTDIR/UNIT.sta.v, OUTDIR/UNIT.sta.tcl, runs `sta` and writes OUTDIR/UNIT.timing.json.
+      Without `sta` (or when it fails) the timing falls back to abc's delay estimate from
+      OUTDIR/UNIT.log (one figure for the whole netlist) and says so ("source": "abc").
+
+  area_cells.py report OUTDIR JSON UNIT...
+      Collects OUTDIR/UNIT.{stat.txt,timing.json,time,skip} into JSON and prints the table.
+
+Stage delay = the worst path ending at a stage's endpoints, as the minimum clock period it needs:
+launch clock-to-Q (or input at t = 0) + logic + the capturing flop's setup time; outputs are
+required at the clock edge (output delay 0). Ideal clock, no wire-load model (the liberty has
+none), inputs driven by BUFX2, outputs loaded with one DFF D pin.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+CLOCK_PORT = "clk_i"
+PERIOD_NS = 1000.0
+# Pipeline register instances (fp4sim_pipe_reg / fp4sim_pipe_chain) in data-flow order.
+REG_RE = re.compile(r"^(?P<pre>(?:.*\.)?)(?P<reg>u_in|u_mid|u_out\.g_stage\[(?P<k>\d+)\]\.u_reg)\.")
+
+
+def reg_order(reg, k):
+    return {"u_in": 0, "u_mid": 1}.get(reg, 2 + int(k or 0))
+
+
+def reg_label(reg):
+    return reg.replace(".g_stage[", "[").replace("].u_reg", "]")
+
+
+def plain(name):
+    return re.sub(r"[^A-Za-z0-9_]", "_", name)
+
+
+def liberty_cells(liberty):
+    """{cell: (area, {pin: direction})} from a liberty file (flat cell / pin groups)."""
+    cells, cur, pin = {}, None, None
+    for line in open(liberty):
+        m = re.match(r"\s*cell\s*\(\s*\"?(\w+)\"?\s*\)", line)
+        if m:
+            cur, pin = m.group(1), None
+            cells[cur] = [0.0, {}]
+            continue
+        if cur is None:
+            continue
+        m = re.match(r"\s*area\s*:\s*([\d.]+)", line)
+        if m and pin is None:
+            cells[cur][0] = float(m.group(1))
+        m = re.match(r"\s*pin\s*\(\s*\"?(\w+)\"?\s*\)", line)
+        if m:
+            pin = m.group(1)
+        m = re.match(r"\s*direction\s*:\s*(\w+)", line)
+        if m and pin:
+            cells[cur][1][pin] = m.group(1)
+    return cells
+
+
+def stage_areas(outdir, unit, top, liberty, keyof, labels):
+    """Combinational area (um^2) in the fan-in cone of each pipeline register and of the outputs,
+    from OUTDIR/UNIT.json; keyof(flop cell name) -> register order. A cell in more than one cone
+    counts as "shared"."""
+    lib = liberty_cells(liberty)
+    mod = json.load(open(os.path.join(outdir, unit + ".json")))["modules"][top]
+    driver, is_flop = {}, {}
+    for name, c in mod["cells"].items():
+        pins = lib.get(c["type"], (0.0, {}))[1]
+        is_flop[name] = c["type"].startswith(("DFF", "LATCH"))
+        for p, bits in c["connections"].items():
+            if pins.get(p) == "output":
+                for b in bits:
+                    driver[b] = name
+    ends = {}
+    for name, c in mod["cells"].items():
+        if is_flop[name]:
+            ends.setdefault(keyof(name), []).extend(c["connections"].get("D", []))
+    ends["out"] = [b for p in mod["ports"].values() if p["direction"] == "output" for b in p["bits"]]
+    owner = {}
+    for key, bits in ends.items():
+        seen, todo = set(), list(bits)
+        while todo:
+            b = todo.pop()
+            cell = driver.get(b)
+            if cell is None or is_flop[cell] or cell in seen:
+                continue
+            seen.add(cell)
+            c = mod["cells"][cell]
+            pins = lib[c["type"]][1]
+            for p, pb in c["connections"].items():
+                if pins.get(p) == "input":
+                    todo.extend(pb)
+        for cell in seen:
+            owner[cell] = key if owner.get(cell, key) == key else "shared"
+    area = {}
+    for name, c in mod["cells"].items():
+        if is_flop[name]:
+            continue
+        key = owner.get(name, "unreached")
+        label = labels.get(key, key)
+        area[label] = area.get(label, 0.0) + lib[c["type"]][0]
+    return {k: round(v, 1) for k, v in area.items()}
+
+
+def sta(outdir, unit, top, liberty):
+    net = open(os.path.join(outdir, unit + ".v")).read()
+    cell_re = re.compile(r"^  (DFF\w*|LATCH\w*) (\\\S+|\w+)\s+\(", re.M)
+    groups = {}  # order -> (label, [instances])
+    renames = {}
+    for m in cell_re.finditer(net):
+        inst = m.group(2)
+        raw = inst[1:] if inst.startswith("\\") else inst
+        g = REG_RE.match(raw)
+        if g:
+            key, label = reg_order(g["reg"], g["k"]), g["pre"] + reg_label(g["reg"])
+        else:
+            key, label = 99, "other flops"
+        new = plain(raw)
+        while new in renames.values():
+            new += "_"
+        renames[inst] = new
+        groups.setdefault(key, (label, []))[1].append(new)
+    # Rename the escaped flop instances (escaped identifiers end at whitespace).
+    out = cell_re.sub(lambda m: f"  {m.group(1)} {renames[m.group(2)]} (", net)
+    with open(os.path.join(outdir, unit + ".sta.v"), "w") as f:
+        f.write(out)
+
+    order = sorted(groups)
+    tcl = [
+        f"read_liberty {liberty}",
+        f"read_verilog {os.path.join(outdir, unit + '.sta.v')}",
+        f"link_design {top}",
+        f"create_clock -name clk -period {PERIOD_NS} [get_ports {CLOCK_PORT}]",
+        f"set ins [delete_from_list [all_inputs] [get_ports {CLOCK_PORT}]]",
+        "set_input_delay 0 -clock clk $ins",
+        "set_driving_cell -lib_cell BUFX2 -pin Y $ins",
+        "set_output_delay 0 -clock clk [all_outputs]",
+        "set_load 0.009 [all_outputs]",
+        "set all_ck {}",
+    ]
+    for key in order:
+        insts = groups[key][1]
+        tcl.append(f"set ck{key} [get_pins {{{' '.join(i + '/CLK' for i in insts)}}}]")
+        tcl.append(f"set d{key} [get_pins {{{' '.join(i + '/D' for i in insts)}}}]")
+        tcl.append(f"set all_ck [concat $all_ck $ck{key}]")
+
+    def q(tag, args):
+        tcl.append(f'puts "@@ {tag}"')
+        tcl.append(f"report_checks -path_delay max -digits 3 -group_count 1 {args}")
+
+    # Per register group: worst path from anywhere, and the datapath from the group before it.
+    stage_keys = [k for k in order if k != 99]
+    for i, key in enumerate(stage_keys):
+        q(f"any {key}", f"-to $d{key}")
+        q(f"data {key}", f"-from $ins -to $d{key}" if i == 0 else f"-from $ck{stage_keys[i - 1]} -to $d{key}")
+    q("any out", "-from $all_ck -to [all_outputs]")
+    if stage_keys:
+        q("data out", f"-from $ck{stage_keys[-1]} -to [all_outputs]")
+    q("comb", "-from $ins -to [all_outputs]")
+    if 99 in groups:
+        q("any 99", "-to $d99")
+    tcl_path = os.path.join(outdir, unit + ".sta.tcl")
+    with open(tcl_path, "w") as f:
+        f.write("\n".join(tcl) + "\nexit\n")
+
+    res = {"source": "opensta", "flops_by_register": {groups[k][0]: len(groups[k][1]) for k in order}}
+    log = None
+    if shutil.which("sta"):
+        p = subprocess.run(["sta", "-no_splash", "-exit", tcl_path], capture_output=True, text=True)
+        log = p.stdout + p.stderr
+        with open(os.path.join(outdir, unit + ".sta.log"), "w") as f:
+            f.write(log)
+        if p.returncode != 0 or "@@ comb" not in log or re.search(r"^Error", log, re.M):
+            res["sta_error"] = f"sta exited {p.returncode}; see {unit}.sta.log"
+            log = None
+    else:
+        res["sta_error"] = "OpenSTA (`sta`) not installed"
+
+    # Logic area per stage: the cone in front of each register (named like the stage).
+    def keyof(cell):
+        g = REG_RE.match(cell)
+        return reg_order(g["reg"], g["k"]) if g else 99
+    stage_keys = [k for k in order if k != 99]
+    labels, prev = {}, "in"
+    for key in stage_keys:
+        labels[key] = f"{prev} -> {groups[key][0]}"
+        prev = groups[key][0]
+    labels["out"] = f"{prev} -> out"
+    labels[99] = "-> other flops"
+    if os.path.exists(os.path.join(outdir, unit + ".json")):
+        res["logic_area_um2_by_stage"] = stage_areas(outdir, unit, top, liberty, keyof, labels)
+        lib = liberty_cells(liberty)
+        res["flop_area_um2_by_register"] = {}
+        for m in re.finditer(r"^  (DFF\w*|LATCH\w*) (\\\S+|\w+)\s+\(", net, re.M):
+            g = REG_RE.match(m.group(2).lstrip("\\"))
+            label = g["pre"] + reg_label(g["reg"]) if g else "other flops"
+            d = res["flop_area_um2_by_register"]
+            d[label] = d.get(label, 0.0) + lib[m.group(1)][0]
+
+    if log is not None:
+        paths = {}
+        for chunk in log.split("@@ ")[1:]:
+            tag, body = chunk.split("\n", 1)
+            m = re.search(r"(-?[\d.]+)\s+slack \((?:MET|VIOLATED)\)", body)
+            if not m:
+                paths[tag] = None
+                continue
+            sp = re.search(r"Startpoint: (\S+)", body).group(1)
+            ep = re.search(r"Endpoint: (\S+)", body).group(1)
+            paths[tag] = {"delay_ns": round(PERIOD_NS - float(m.group(1)), 3), "from": sp, "to": ep}
+
+        def start_label(sp):
+            for k in order:
+                if sp in groups[k][1]:
+                    return groups[k][0]
+            return sp  # an input port
+
+        stages, prev = [], "in"
+        for key in stage_keys + ["out"]:
+            label = "out" if key == "out" else groups[key][0]
+            worst, data = paths.get(f"any {key}"), paths.get(f"data {key}")
+            st = {"name": f"{prev} -> {label}",
+                  "delay_ns": worst["delay_ns"] if worst else 0.0,
+                  "datapath_ns": data["delay_ns"] if data else 0.0}
+            if worst:
+                st["worst_from"] = start_label(worst["from"])
+            stages.append(st)
+            prev = label
+        res["stages"] = stages
+        if paths.get("comb"):
+            res["comb_in_to_out_ns"] = paths["comb"]["delay_ns"]
+        if paths.get("any 99"):
+            res["other_flops_ns"] = paths["any 99"]["delay_ns"]
+    else:
+        # abc's own estimate (`stime -p` after mapping): the longest combinational path of the
+        # whole netlist, between any flops / ports; no per-stage split.
+        txt = open(os.path.join(outdir, unit + ".log")).read()
+        d = re.findall(r"Delay =\s*([\d.]+) ps", txt)
+        res["source"] = "abc"
+        res["stages"] = [{"name": "all stages (abc estimate, no setup / clock-to-Q)",
+                          "delay_ns": round(float(d[-1]) / 1000, 3) if d else None}]
+    with open(os.path.join(outdir, unit + ".timing.json"), "w") as f:
+        json.dump(res, f, indent=1)
+
+
+def parse_stat(path):
+    txt = open(path).read()
+    cells = int(re.findall(r"Number of cells:\s+(\d+)", txt)[-1])
+    area = float(re.findall(r"Chip area for (?:top )?module '[^']*':\s+([\d.]+)", txt)[-1])
+    types = {m.group(1): int(m.group(2)) for m in re.finditer(r"^\s+([A-Z]\w+X\d|DFFSR|LATCH)\s+(\d+)$", txt, re.M)}
+    flops = sum(v for k, v in types.items() if k.startswith("DFF") or k == "LATCH")
+    return area, cells, flops, types
+
+
+def report(outdir, json_path, names):
+    data = {}
+    for n in names:
+        skip = os.path.join(outdir, n + ".skip")
+        if os.path.exists(skip):
+            data[n] = {"skipped": open(skip).read().strip()}
+            continue
+        area, cells, flops, types = parse_stat(os.path.join(outdir, n + ".stat.txt"))
+        tm = json.load(open(os.path.join(outdir, n + ".timing.json")))
+        worst = max((s["delay_ns"] or 0.0) for s in tm["stages"])
+        d = {"area_um2": round(area, 1), "cells": cells, "flops": flops,
+             "stages": tm["stages"], "fmax_mhz": round(1000.0 / worst, 1) if worst else None,
+             "source": tm["source"]}
+        for k in ("comb_in_to_out_ns", "other_flops_ns", "sta_error", "flops_by_register",
+                  "logic_area_um2_by_stage", "flop_area_um2_by_register"):
+            if k in tm:
+                d[k] = tm[k]
+        tf = os.path.join(outdir, n + ".time")
+        if os.path.exists(tf):
+            d["synth_s"] = int(open(tf).read().split()[0])
+        d["cell_types"] = types
+        data[n] = d
+    os.makedirs(os.path.dirname(os.path.abspath(json_path)), exist_ok=True)
+    with open(json_path, "w") as f:
+        json.dump(data, f, indent=1)
+        f.write("\n")
+
+    lib = os.environ.get("LIB_NAME", "osu018_stdcells")
+    print(f"\n## Cell-library area and stage timing ({lib}; yosys flatten + dfflibmap + abc, OpenSTA)\n")
+    print("| unit | area um^2 | cells | flops | stages: worst path, ns (datapath only) | longest | fmax MHz | max/min reg-reg | timing | synth s |")
+    print("|---|---:|---:|---:|---|---|---:|---:|---|---:|")
+    for n in names:
+        d = data[n]
+        if "skipped" in d:
+            print(f"| {n} | - | - | - | skipped: {d['skipped']} | - | - | - | - | - |")
+            continue
+        st = d["stages"]
+        parts = []
+        for s in st:
+            dp = s.get("datapath_ns")
+            parts.append(f"{s['name']}: {s['delay_ns']:.2f}" + (f" ({dp:.2f})" if dp is not None else ""))
+        longest = max(st, key=lambda s: s["delay_ns"] or 0.0)
+        # balance of the register-to-register stages (datapath delays, first / last excluded)
+        inner = [s.get("datapath_ns", s["delay_ns"]) for s in st[1:-1]]
+        bal = f"{max(inner) / min(inner):.1f}" if len(inner) > 1 and min(inner) > 0 else "-"
+        print(f"| {n} | {d['area_um2']:.0f} | {d['cells']} | {d['flops']} | {'; '.join(parts)} | "
+              f"{longest['name']} | {d['fmax_mhz']} | {bal} | {d['source']} | {d.get('synth_s', '-')} |")
+    print("\n### Area by stage, um^2: logic in the fan-in cone of each register / of the outputs "
+          "(\"shared\": in more than one cone, mostly the valid/ready handshake), and the flops\n")
+    print("| unit | logic by stage | shared | flops by register |")
+    print("|---|---|---:|---|")
+    for n in names:
+        d = data[n]
+        if "logic_area_um2_by_stage" not in d:
+            continue
+        la = d["logic_area_um2_by_stage"]
+        st = "; ".join(f"{s['name']}: {la.get(s['name'], 0.0):.0f}" for s in d["stages"] if s["name"] in la)
+        fl = "; ".join(f"{k}: {v:.0f}" for k, v in d["flop_area_um2_by_register"].items())
+        print(f"| {n} | {st} | {la.get('shared', 0.0):.0f} | {fl} |")
+    for n in names:
+        if "sta_error" in data[n]:
+            print(f"\n{n}: timing is abc's estimate ({data[n]['sta_error']})")
+    pes = [n for n in ("hif4_pe", "nvfp4_pe64") if n in data and "skipped" not in data[n]]
+    if len(pes) == 2:
+        h, v = data["hif4_pe"], data["nvfp4_pe64"]
+        dh = 1000.0 / h["fmax_mhz"]
+        dv = 1000.0 / v["fmax_mhz"]
+        print(f"\nhif4_pe / nvfp4_pe64: area {h['area_um2'] / v['area_um2']:.2f}, "
+              f"longest stage {dh / dv:.2f}, area x longest stage {h['area_um2'] * dh / (v['area_um2'] * dv):.2f}")
+        lh, lv = h.get("logic_area_um2_by_stage", {}), v.get("logic_area_um2_by_stage", {})
+        for s_h, s_v in zip(h["stages"], v["stages"]):
+            if s_h["name"] == s_v["name"] and lv.get(s_v["name"]):
+                print(f"  stage {s_h['name']}: logic area {lh.get(s_h['name'], 0.0) / lv[s_v['name']]:.2f}, "
+                      f"delay {s_h['delay_ns'] / s_v['delay_ns']:.2f}")
+    print(f"\nwrote {json_path}")
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "sta":
+        sta(*sys.argv[2:6])
+    elif sys.argv[1] == "report":
+        report(sys.argv[2], sys.argv[3], sys.argv[4:])
+    else:
+        sys.exit(__doc__)
