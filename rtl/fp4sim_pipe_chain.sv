@@ -26,6 +26,46 @@ module fp4sim_pipe_chain #(
   assign ready[Depth]      = ready_i;
   assign data_o            = data[Depth*Width +: Width];
 
+`ifdef FORMAL
+  // Properties of the pipeline shell (scripts/formal.sh proves them by k-induction with
+  // yosys-smtbmc). The formal top numbers the transactions in arrival order (the assumption on
+  // data_i); f_cnt[n] counts the transfers across node n. Then each stage holds at most one
+  // transaction, is valid exactly when it holds one, and holds the oldest not yet passed on: so
+  // nothing is lost or duplicated, order is kept, and the chain holds at most Depth.
+  logic [Width-1:0] f_cnt [Depth+1];
+  for (genvar n = 0; n <= Depth; n++) begin : g_fcnt
+    always_ff @(posedge clk_i or negedge rst_ni) begin
+      if (!rst_ni) f_cnt[n] <= '0;
+      else if (valid[n] && ready[n]) f_cnt[n] <= f_cnt[n] + 1'b1;
+    end
+  end
+  always_comb begin
+    if (rst_ni) begin
+      assume (!valid_i || data_i == f_cnt[0]);
+      for (int s = 0; s < Depth; s++) begin
+        assert (Width'(f_cnt[s] - f_cnt[s+1]) <= 1);
+        assert (valid[s+1] == (f_cnt[s] != f_cnt[s+1]));
+        if (valid[s+1]) assert (data[(s+1)*Width +: Width] == f_cnt[s+1]);
+      end
+    end
+  end
+  // Under back-pressure the output holds: valid and data stay until taken.
+  logic             f_past, f_stalled;
+  logic [Width-1:0] f_data;
+  initial f_past = 1'b0;
+  always_ff @(posedge clk_i) begin
+    f_past    <= rst_ni;
+    f_stalled <= valid_o && !ready_i;
+    f_data    <= data_o;
+  end
+  always_comb begin
+    if (f_past && rst_ni && f_stalled) begin
+      assert (valid_o);
+      assert (data_o == f_data);
+    end
+  end
+`endif
+
   for (genvar s = 0; s < Depth; s++) begin : g_stage
     fp4sim_pipe_reg #(
       .Width (Width)

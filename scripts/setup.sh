@@ -9,7 +9,7 @@ PKGS=(
   libboost-program-options1.81-dev libboost-json1.81-dev
   nlohmann-json3-dev
   libsystemc-dev verilator yosys
-  qflow-tech-osu018 opensta
+  qflow-tech-osu018 opensta z3
   python3-numpy python3-matplotlib
 )
 
