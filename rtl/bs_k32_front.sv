@@ -1,5 +1,5 @@
 // Blackwell K=32 slice (kind mxf8f6f4), front end: element decode by format, 32 significand
-// products, product exponents (UE8M0 scales only add exponents), the largest exponent, each
+// products, product exponents (UE8M0 scales only add exponents), the largest exponent (a tree), each
 // product's alignment shift, and the special-value outcome decided from the operands first
 // (MMA-Sim forms the float64 sum of all products and C before anything else). Combinational.
 module bs_k32_front (
@@ -72,7 +72,6 @@ module bs_k32_front (
     lane_nan = 1'b0;
     pinf     = c_inf & ~c_i[31];
     ninf     = c_inf & c_i[31];
-    max_e    = c_e;
     for (int k = 0; k < 32; k++) begin
       za                = ~ta[k*16+15] & ~ta[k*16+14] & (ta[k*16 +: 4] == 4'd0);
       zb                = ~tb[k*16+15] & ~tb[k*16+14] & (tb[k*16 +: 4] == 4'd0);
@@ -84,8 +83,16 @@ module bs_k32_front (
         pinf = pinf | ~p_neg_o[k];
         ninf = ninf | p_neg_o[k];
       end
-      if ($signed(pe[k*EW +: EW]) > max_e) max_e = $signed(pe[k*EW +: EW]);
     end
+  end
+
+  // The largest exponent: a balanced tree of pairwise maxima over the 32 product exponents (5
+  // comparator levels, not a 33-step chain), then C's.
+  logic signed [EW-1:0] mx [1:63];  // heap order: node n has children 2n, 2n+1; leaves 32..63
+  always_comb begin
+    for (int k = 0; k < 32; k++) mx[32 + k] = $signed(pe[k*EW +: EW]);
+    for (int n = 31; n >= 1; n--) mx[n] = (mx[2*n] > mx[2*n+1]) ? mx[2*n] : mx[2*n+1];
+    max_e = (mx[1] > c_e) ? mx[1] : c_e;
   end
 
   assign max_e_o = max_e;
