@@ -15,6 +15,15 @@
 #if FP4SIM_RTL_TRACE
 #include "verilated_fst_c.h"
 #endif
+#if FP4SIM_RTL_COVERAGE
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <unistd.h>
+
+#include "verilated_cov.h"
+#endif
 
 #include "Vbs_dot_k32.h"
 #include "Vbs_dot_k64_ue4m3_b16.h"
@@ -60,6 +69,49 @@ struct Packed {
   uint8_t fmt_a = 0, fmt_b = 0;
 };
 
+#if FP4SIM_RTL_COVERAGE
+// Coverage build (-DFP4SIM_RTL_COVERAGE=ON, scripts/coverage.sh): a model's coverage counters live
+// in the model, so they are read out when it is destroyed (written by its context, parsed back) and
+// added into one table per unit; at exit each table goes to $FP4SIM_RTL_COVERAGE_DIR (default ".")
+// as <unit>.<pid>.dat, in verilator_coverage's format.
+class CovAccum {
+ public:
+  ~CovAccum() {
+    const std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [unit, points] : units_) {
+      std::ofstream f(dir() + "/" + unit + "." + std::to_string(::getpid()) + ".dat");
+      f << "# SystemC::Coverage-3\n";
+      for (const auto& [key, n] : points) f << "C '" << key << "' " << n << "\n";
+    }
+  }
+  void add(const std::string& unit, VerilatedContext& ctx) {
+    const std::lock_guard<std::mutex> lock(mu_);
+    const std::string tmp = dir() + "/.partial." + std::to_string(::getpid()) + ".dat";
+    ctx.coveragep()->write(tmp.c_str());
+    std::ifstream f(tmp);
+    auto& points = units_[unit];
+    for (std::string line; std::getline(f, line);) {  // C '<key>' <count>
+      const size_t q1 = line.find('\''), q2 = line.rfind('\'');
+      if (line.rfind("C '", 0) != 0 || q2 <= q1) continue;
+      points[line.substr(q1 + 1, q2 - q1 - 1)] += std::strtoull(line.c_str() + q2 + 1, nullptr, 10);
+    }
+    std::remove(tmp.c_str());
+  }
+
+ private:
+  static std::string dir() {
+    const char* d = std::getenv("FP4SIM_RTL_COVERAGE_DIR");
+    return d && *d ? d : ".";
+  }
+  std::mutex mu_;
+  std::map<std::string, std::map<std::string, uint64_t>> units_;
+};
+CovAccum& cov_accum() {
+  static CovAccum a;
+  return a;
+}
+#endif
+
 class ModelIf {
  public:
   virtual ~ModelIf() = default;
@@ -75,7 +127,8 @@ class ModelIf {
 template <class V>
 class VModel final : public ModelIf {
  public:
-  explicit VModel(const std::string& trace_path) : ctx_(std::make_unique<VerilatedContext>()) {
+  VModel(const std::string& trace_path, std::string_view name)
+      : name_(name), ctx_(std::make_unique<VerilatedContext>()) {
 #if FP4SIM_RTL_TRACE
     if (!trace_path.empty()) ctx_->traceEverOn(true);
 #endif
@@ -103,6 +156,9 @@ class VModel final : public ModelIf {
     }
 #endif
     m_->final();
+#if FP4SIM_RTL_COVERAGE
+    cov_accum().add(name_, *ctx_);
+#endif
   }
 
   void drive(bool in_valid, const Packed* p, bool out_ready) override {
@@ -144,6 +200,7 @@ class VModel final : public ModelIf {
 #endif
     ++time_;
   }
+  std::string name_;
   std::unique_ptr<VerilatedContext> ctx_;
   std::unique_ptr<V> m_;
 #if FP4SIM_RTL_TRACE
@@ -154,14 +211,15 @@ class VModel final : public ModelIf {
 };
 
 std::unique_ptr<ModelIf> make_model(Unit u, const std::string& trace) {
+  const std::string_view name = unit_info(u).name;
   switch (u) {
-    case Unit::BsDotK64Ue4m3B16: return std::make_unique<VModel<Vbs_dot_k64_ue4m3_b16>>(trace);
-    case Unit::BsDotK64Ue8m0B32: return std::make_unique<VModel<Vbs_dot_k64_ue8m0_b32>>(trace);
-    case Unit::BsDotK64Ue8m0B16: return std::make_unique<VModel<Vbs_dot_k64_ue8m0_b16>>(trace);
-    case Unit::BsDotK64Ue4m3B32: return std::make_unique<VModel<Vbs_dot_k64_ue4m3_b32>>(trace);
-    case Unit::BsDotK32: return std::make_unique<VModel<Vbs_dot_k32>>(trace);
-    case Unit::Hif4Pe: return std::make_unique<VModel<Vhif4_pe>>(trace);
-    case Unit::Nvfp4Pe64: return std::make_unique<VModel<Vnvfp4_pe64>>(trace);
+    case Unit::BsDotK64Ue4m3B16: return std::make_unique<VModel<Vbs_dot_k64_ue4m3_b16>>(trace, name);
+    case Unit::BsDotK64Ue8m0B32: return std::make_unique<VModel<Vbs_dot_k64_ue8m0_b32>>(trace, name);
+    case Unit::BsDotK64Ue8m0B16: return std::make_unique<VModel<Vbs_dot_k64_ue8m0_b16>>(trace, name);
+    case Unit::BsDotK64Ue4m3B32: return std::make_unique<VModel<Vbs_dot_k64_ue4m3_b32>>(trace, name);
+    case Unit::BsDotK32: return std::make_unique<VModel<Vbs_dot_k32>>(trace, name);
+    case Unit::Hif4Pe: return std::make_unique<VModel<Vhif4_pe>>(trace, name);
+    case Unit::Nvfp4Pe64: return std::make_unique<VModel<Vnvfp4_pe64>>(trace, name);
   }
   throw std::invalid_argument("rtl driver: unknown unit");
 }
@@ -284,7 +342,7 @@ struct Driver::Impl {
   }
 
   void run(size_t n, const uint8_t* a, const uint8_t* b, const uint32_t* sfa, const uint32_t* sfb,
-           const uint32_t* c, uint32_t* d) {
+           const uint32_t* c, uint32_t* d, const uint8_t* fa = nullptr, const uint8_t* fb = nullptr) {
     const size_t K = static_cast<size_t>(k()), S = static_cast<size_t>(nsc());
     size_t next_in = 0, next_out = 0;
     uint64_t first_in = 0, idle = 0, hold = 0;
@@ -305,6 +363,7 @@ struct Driver::Impl {
       const bool in_valid = next_in < n && !bubble;
       if (in_valid && !packed) {
         pack(a + next_in * K, b + next_in * K, sfa + next_in * S, sfb + next_in * S, c[next_in], p);
+        if (fa) p.fmt_a = fa[next_in] & 7u, p.fmt_b = fb[next_in] & 7u;  // per-instruction formats
         packed = true;
       }
       bool out_ready = !(stall_seed && (xs32(rng) % 3u) == 0);  // 1/3 of cycles stalled
@@ -386,6 +445,12 @@ uint32_t Driver::dot(const uint8_t* a, const uint8_t* b, const uint32_t* sfa, co
 void Driver::run(size_t n, const uint8_t* a, const uint8_t* b, const uint32_t* sfa, const uint32_t* sfb,
                  const uint32_t* c, uint32_t* d) {
   impl_->run(n, a, b, sfa, sfb, c, d);
+}
+
+void Driver::run_formats(size_t n, const uint8_t* a, const uint8_t* b, const uint32_t* sfa, const uint32_t* sfb,
+                         const uint32_t* c, const uint8_t* fmt_a, const uint8_t* fmt_b, uint32_t* d) {
+  if (impl_->info->unit != Unit::BsDotK32) throw std::invalid_argument("rtl driver: run_formats is for bs_dot_k32");
+  impl_->run(n, a, b, sfa, sfb, c, d, fmt_a, fmt_b);
 }
 
 std::vector<float> Driver::gemm(size_t M, size_t N, size_t K, std::span<const uint8_t> a,

@@ -99,6 +99,12 @@ class Driver {
   // whole), C as FP32 bits. Returns D as FP32 bits.
   uint32_t dot(const uint8_t* a, const uint8_t* b, const uint32_t* sfa, const uint32_t* sfb, uint32_t c);
 
+  // bs_dot_k32 only: like run(), but instruction i drives the raw 3-bit format codes fmt_a[i] /
+  // fmt_b[i] (fp4sim_pkg::Fmt*; the unused codes 5..7 included), so the format can change every
+  // cycle. Throws std::invalid_argument for the other units.
+  void run_formats(size_t n, const uint8_t* a, const uint8_t* b, const uint32_t* sfa, const uint32_t* sfb,
+                   const uint32_t* c, const uint8_t* fmt_a, const uint8_t* fmt_b, uint32_t* d);
+
   // n instructions streamed back to back: instruction i reads a + i*k(), b + i*k(),
   // sfa + i*scales_per_op(), sfb + i*scales_per_op(), c[i] and writes d[i].
   void run(size_t n, const uint8_t* a, const uint8_t* b, const uint32_t* sfa, const uint32_t* sfb,

@@ -214,4 +214,41 @@ TEST(RtlK32, ValuesDerivedByHand) {
   EXPECT_EQ(d.dot(a.data(), b.data(), &sa, &sb, 0xFF800000u), 0x7FFFFFFFu);
 }
 
+// The element formats change every instruction (back to back, the pipeline full), the unused
+// format codes 5..7 included: the unit decodes them as E4M3 (the decode's default branch and
+// FmtMbits), which is what this test requires of it. Every result against golden with that
+// instruction's formats.
+TEST(RtlK32, FormatSwitchEveryCycle) {
+  fp4sim::rtl::Driver drv(Unit::BsDotK32);
+  Rng rng(rtlcheck::seed_base() * 59 + 11);
+  constexpr size_t kN = 20000;
+  std::vector<uint8_t> a(kN * 32), b(kN * 32), fa(kN), fb(kN);
+  std::vector<uint32_t> sa(kN), sb(kN), c(kN), d(kN);
+  auto fmt_of = [](uint8_t code) { return code < 5 ? kFmts[code] : &fp4sim::kE4M3; };
+  size_t unused = 0;
+  for (size_t i = 0; i < kN; ++i) {
+    fa[i] = static_cast<uint8_t>(rng.below(8));
+    fb[i] = static_cast<uint8_t>(rng.below(8));
+    unused += (fa[i] >= 5) + (fb[i] >= 5);
+    for (int k = 0; k < 32; ++k) {
+      a[i * 32 + static_cast<size_t>(k)] = rand_code(rng, *fmt_of(fa[i]), rng.chance(9, 10));
+      b[i * 32 + static_cast<size_t>(k)] = rand_code(rng, *fmt_of(fb[i]), rng.chance(9, 10));
+    }
+    sa[i] = static_cast<uint32_t>(rng.range(120, 134));
+    sb[i] = static_cast<uint32_t>(rng.range(120, 134));
+    c[i] = rng.c_bits(0);
+  }
+  drv.run_formats(kN, a.data(), b.data(), sa.data(), sb.data(), c.data(), fa.data(), fb.data(), d.data());
+  size_t bad = 0;
+  for (size_t i = 0; i < kN; ++i) {
+    const fp4sim::MmaConfig cfg = fp4sim::rtl::golden_config(Unit::BsDotK32, fmt_of(fa[i]), fmt_of(fb[i]));
+    const uint32_t g = fp4sim::mma_dot(cfg, a.data() + i * 32, b.data() + i * 32, &sa[i], &sb[i], c[i]);
+    if (g != d[i] && ++bad <= 5)
+      ADD_FAILURE() << "instruction " << i << " formats " << int(fa[i]) << " x " << int(fb[i]) << ": rtl "
+                    << std::hex << d[i] << " golden " << g;
+  }
+  EXPECT_EQ(bad, 0u);
+  EXPECT_GT(unused, kN / 4);  // the unused codes were exercised
+}
+
 }  // namespace
