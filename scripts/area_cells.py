@@ -11,13 +11,25 @@
       OUTDIR/UNIT.log (one figure for the whole netlist) and says so ("source": "abc").
 
   area_cells.py report OUTDIR JSON UNIT...
-      Collects OUTDIR/UNIT.{stat.txt,timing.json,time,skip} into JSON and prints the table.
+      Collects OUTDIR/UNIT.{stat.txt,timing.json,time,skip} into JSON and prints the table. JSON's
+      "_provenance" names the files the flow read (AREA_INPUTS, set by scripts/area.sh: the RTL
+      sources in the order yosys reads them, then scripts/area.sh and this script) and the sha256
+      of their contents concatenated in that order (= `cat FILES | sha256sum`).
+
+  area_cells.py rehash JSON
+      Recomputes "_provenance" of JSON from AREA_INPUTS without touching the numbers. Only honest
+      when no file that a reported unit reads has changed (scripts/area.sh --rehash).
+
+  area_cells.py check JSON
+      Exit 0 when the files named in JSON's "_provenance" (paths relative to the repository root)
+      still hash to its "inputs_sha256", else print one line and exit 1 (CTest rtl_area_json_current).
 
 Stage delay = the worst path ending at a stage's endpoints, as the minimum clock period it needs:
 launch clock-to-Q (or input at t = 0) + logic + the capturing flop's setup time; outputs are
 required at the clock edge (output delay 0). Ideal clock, no wire-load model (the liberty has
 none), inputs driven by BUFX2, outputs loaded with one DFF D pin.
 """
+import hashlib
 import json
 import os
 import re
@@ -261,6 +273,47 @@ def parse_stat(path):
     return area, cells, flops, types
 
 
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+
+def inputs_sha256(paths):
+    """sha256 of the files' contents concatenated in the given order (paths relative to ROOT)."""
+    h = hashlib.sha256()
+    for p in paths:
+        with open(os.path.join(ROOT, p), "rb") as f:
+            h.update(f.read())
+    return h.hexdigest()
+
+
+def provenance():
+    paths = os.environ.get("AREA_INPUTS", "").split()
+    if not paths:
+        sys.exit("area_cells.py: AREA_INPUTS (the files the flow reads) is not set; run scripts/area.sh")
+    return {"inputs": paths, "inputs_sha256": inputs_sha256(paths),
+            "liberty": os.path.basename(os.environ.get("LIBERTY", "")) or None}
+
+
+def rehash(json_path):
+    data = json.load(open(json_path))
+    data["_provenance"] = provenance()
+    with open(json_path, "w") as f:
+        json.dump(data, f, indent=1)
+        f.write("\n")
+    print(f"rehashed {json_path}: {data['_provenance']['inputs_sha256']}")
+
+
+def check(json_path):
+    regen = f"re-run scripts/area.sh --json {os.path.relpath(os.path.abspath(json_path), ROOT)}"
+    try:
+        prov = json.load(open(json_path))["_provenance"]
+        now = inputs_sha256(prov["inputs"])
+    except (OSError, KeyError, ValueError) as e:
+        sys.exit(f"{json_path} cannot be checked ({type(e).__name__}: {e}): {regen}")
+    if now != prov["inputs_sha256"]:
+        sys.exit(f"{os.path.relpath(os.path.abspath(json_path), ROOT)} is stale: {regen}")
+    print(f"{json_path} is current ({len(prov['inputs'])} inputs, sha256 {now[:12]})")
+
+
 def report(outdir, json_path, names):
     data = {}
     for n in names:
@@ -283,6 +336,7 @@ def report(outdir, json_path, names):
             d["synth_s"] = int(open(tf).read().split()[0])
         d["cell_types"] = types
         data[n] = d
+    data["_provenance"] = provenance()
     os.makedirs(os.path.dirname(os.path.abspath(json_path)), exist_ok=True)
     with open(json_path, "w") as f:
         json.dump(data, f, indent=1)
@@ -343,5 +397,9 @@ if __name__ == "__main__":
         sta(*sys.argv[2:6])
     elif sys.argv[1] == "report":
         report(sys.argv[2], sys.argv[3], sys.argv[4:])
+    elif sys.argv[1] == "rehash":
+        rehash(sys.argv[2])
+    elif sys.argv[1] == "check":
+        check(sys.argv[2])
     else:
         sys.exit(__doc__)

@@ -78,16 +78,16 @@ def main():
             plt.close(fig)
             written.append(path)
         # Throughput vs area (rows of a format with a synthesized unit).
-        if any(r["mtransistors"] for r in er):
+        if any(r["area_mm2"] for r in er):
             fig, ax = plt.subplots(figsize=(6, 4))
             for fmt in formats:
-                pts = [(float(r["mtransistors"]), float(r["macs_per_cycle"])) for r in er
-                       if r["format"] == fmt and r["mtransistors"]]
+                pts = [(float(r["area_mm2"]), 1e6 * float(r["macs_per_cycle"]) * float(r["fmax_mhz"]))
+                       for r in er if r["format"] == fmt and r["area_mm2"] and r["macs_per_cycle"]]
                 ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=12, label=fmt, alpha=0.7)
             ax.set_xscale("log")
             ax.set_yscale("log")
-            ax.set_xlabel("dot-product units, million transistors (docs/area.md)")
-            ax.set_ylabel("MAC/cycle")
+            ax.set_xlabel("dot-product units, mm^2 (OSU 0.18 um cells, rtl/area.json)")
+            ax.set_ylabel("MAC/s (at the unit's fmax)")
             ax.set_title(f"{engine}: throughput vs area")
             ax.grid(True, alpha=0.3, which="both")
             ax.legend()

@@ -18,6 +18,9 @@
 #include "fp4sim/linear.hpp"
 #ifdef FP4SIM_HAVE_MODELS
 #include "fp4sim/models/models.hpp"
+#include "fp4sim_area_json.hpp"  // kAreaJson: rtl/area.json (sim/CMakeLists.txt)
+
+#include <nlohmann/json.hpp>
 #endif
 
 namespace fp4sim::cli {
@@ -35,44 +38,94 @@ constexpr const char* kUsage =
 namespace fm = fp4sim::models;
 using fm::EngineKind;
 
-// Area of one dot-product unit from the yosys reports of docs/area.md (generic-gate synthesis of
-// rtl/*.sv, hierarchy kept): the gate transistors of the element array (the per-lane products and
-// their integer tree: hif4_dot64 / 4 x fp4_dot16), of everything else (scale path, alignment, FP32
-// accumulate), and the flops (24 transistors each; 512 of them are the input register's element
-// bits). A tensor-core lane is one whole 64-element unit. A cube PE of pe_k elements keeps its back
-// end and scales the element array and the element-input flops by pe_k / 64 (a PE narrower than the
-// 64-element group accumulates the group over 64 / pe_k cycles and still has one back end; wider
-// PEs have pe_k / 64 of them); the partial-sum register that a narrower PE needs (17 to 52 flops) is
-// not counted. The cube has no MXFP4 PE in rtl/, so its MXFP4 rows use bs_dot_k64_ue8m0_b32. Formats
-// without a synthesized unit (the tensor core's MXFP8 / MXFP6: bs_dot_k32 is not in docs/area.md)
-// get empty area cells.
-struct UnitArea {
+// Area and clock of one dot-product unit from rtl/area.json (scripts/area.sh --json: the unit
+// flattened and mapped to the OSU 0.18 um standard cells, every pipeline stage timed with OpenSTA;
+// embedded at build time by sim/CMakeLists.txt, proven current by CTest area_json_current). Each
+// engine / format runs on one unit (kUnitOf); the cube has no MXFP4 PE in rtl/, so its MXFP4 rows
+// use bs_dot_k64_ue8m0_b32 too. Formats without a unit (the tensor core's MXFP8 / MXFP6: bs_dot_k32
+// is reported as skipped) get empty area and clock cells.
+//
+// A tensor-core lane is one whole 64-element unit. A cube PE of pe_k elements keeps its back end and
+// scales the element array by pe_k / 64 (a PE narrower than the 64-element group accumulates the
+// group over 64 / pe_k cycles and still has one back end; wider PEs have pe_k / 64 of them). The
+// element array is the logic between the input and the mid register (stage "u_in -> u_mid": the
+// per-lane products and their integer tree) plus the input register's 512 element bits (their share
+// of its flops and of the enable logic in front of them, stage "in -> u_in"); the partial-sum
+// register that a narrower PE needs (17 to 52 flops) is not counted. The clock is the unit's
+// fmax_mhz (its longest stage) whatever pe_k.
+struct UnitOf {
   EngineKind engine;
   BlockFormat format;
   const char* unit;
-  double elem_gates, gates, flops;  // yosys: element-array gate transistors, all gate transistors, flops
 };
-constexpr double kFlopTransistors = 24, kElemInputFlops = 512;
-constexpr UnitArea kArea[] = {
-    {EngineKind::TensorCore, BlockFormat::Nvfp4, "bs_dot_k64_ue4m3_b16", 58640, 122992, 791},
-    {EngineKind::TensorCore, BlockFormat::Mxfp4, "bs_dot_k64_ue8m0_b32", 58640, 100448, 727},
-    {EngineKind::Cube, BlockFormat::Hif4, "hif4_pe", 56080, 87094, 708},
-    {EngineKind::Cube, BlockFormat::Nvfp4, "nvfp4_pe64", 58648, 142944, 799},
-    {EngineKind::Cube, BlockFormat::Mxfp4, "bs_dot_k64_ue8m0_b32", 58640, 100448, 727},
+constexpr UnitOf kUnitOf[] = {
+    {EngineKind::TensorCore, BlockFormat::Nvfp4, "bs_dot_k64_ue4m3_b16"},
+    {EngineKind::TensorCore, BlockFormat::Mxfp4, "bs_dot_k64_ue8m0_b32"},
+    {EngineKind::Cube, BlockFormat::Hif4, "hif4_pe"},
+    {EngineKind::Cube, BlockFormat::Nvfp4, "nvfp4_pe64"},
+    {EngineKind::Cube, BlockFormat::Mxfp4, "bs_dot_k64_ue8m0_b32"},
+};
+constexpr double kElemInputBits = 512;  // the input register's element bits: 2 x 64 x 4
+
+struct UnitArea {
+  std::string unit;
+  double area_um2 = 0, fmax_mhz = 0;
+  double elem_um2 = -1;  // element array (see above); < 0 when the JSON has no per-stage areas
 };
 
+// Every unit of kUnitOf that rtl/area.json reports (a skipped unit is left out).
+const std::vector<UnitArea>& area_table() {
+  static const std::vector<UnitArea> table = [] {
+    std::vector<UnitArea> t;
+    const auto fail = [](const std::string& why) {
+      return std::runtime_error("whatif: the area data built in from rtl/area.json " + why +
+                                " (re-run scripts/area.sh --json rtl/area.json)");
+    };
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(kAreaJson);
+    } catch (const nlohmann::json::exception& e) {
+      throw fail(std::string("is not JSON: ") + e.what());
+    }
+    for (const UnitOf& m : kUnitOf) {
+      if (std::any_of(t.begin(), t.end(), [&](const UnitArea& a) { return a.unit == m.unit; })) continue;
+      if (!j.contains(m.unit) || j[m.unit].contains("skipped")) continue;
+      const nlohmann::json& u = j[m.unit];
+      if (!u.contains("area_um2") || !u["area_um2"].is_number() || !u.contains("fmax_mhz") ||
+          !u["fmax_mhz"].is_number() || u["area_um2"].get<double>() <= 0 || u["fmax_mhz"].get<double>() <= 0)
+        throw fail(std::string("has no positive area_um2 / fmax_mhz for ") + m.unit);
+      UnitArea a{m.unit, u["area_um2"].get<double>(), u["fmax_mhz"].get<double>()};
+      const auto num = [](const nlohmann::json& o, const char* obj, const char* key) {
+        return o.contains(obj) && o[obj].contains(key) && o[obj][key].is_number() ? o[obj][key].get<double>() : -1.0;
+      };
+      const double logic = num(u, "logic_area_um2_by_stage", "u_in -> u_mid");
+      const double in_logic = num(u, "logic_area_um2_by_stage", "in -> u_in");
+      const double in_flops = num(u, "flop_area_um2_by_register", "u_in");
+      const double in_bits = num(u, "flops_by_register", "u_in");
+      if (logic >= 0 && in_logic >= 0 && in_flops >= 0 && in_bits >= kElemInputBits)
+        a.elem_um2 = logic + kElemInputBits / in_bits * (in_flops + in_logic);
+      t.push_back(std::move(a));
+    }
+    return t;
+  }();
+  return table;
+}
+
 const UnitArea* area_of(EngineKind e, BlockFormat f) {
-  for (const UnitArea& a : kArea)
-    if (e == a.engine && f == a.format) return &a;
+  for (const UnitOf& m : kUnitOf)
+    if (e == m.engine && f == m.format)
+      for (const UnitArea& a : area_table())
+        if (a.unit == m.unit) return &a;
   return nullptr;
 }
 
-// Transistors of one unit that takes pe_k elements per cycle (64: the synthesized unit, exactly its
-// yosys total).
-double unit_transistors(const UnitArea& a, int64_t pe_k) {
+// um^2 of one unit that takes pe_k elements per cycle (64: the synthesized unit, exactly its
+// area_um2); < 0 when the unit's element array is not known and pe_k != 64.
+double unit_um2(const UnitArea& a, int64_t pe_k) {
+  if (pe_k == 64) return a.area_um2;
+  if (a.elem_um2 < 0) return -1;
   const double f = static_cast<double>(pe_k) / 64.0, backs = std::max(1.0, f);
-  return a.elem_gates * f + (a.gates - a.elem_gates) * backs +
-         kFlopTransistors * (kElemInputFlops * f + (a.flops - kElemInputFlops) * backs);
+  return a.elem_um2 * f + (a.area_um2 - a.elem_um2) * backs;
 }
 
 // The formats each engine runs (the first two / three by default; --format restricts or adds).
@@ -286,6 +339,7 @@ int cmd_whatif(const Invocation& inv) {
   }
   if (configs.empty()) throw UsageError("--format: " + engine + " runs none of the formats given");
 
+  area_table();  // the built-in area data parses (or fails) before any work
   if (out.has_parent_path()) fs::create_directories(out.parent_path());
 
   // Core slots for the largest chip of the sweep, before the first job.
@@ -346,7 +400,7 @@ int cmd_whatif(const Invocation& inv) {
   for (const std::string& k : pcols) csv << k << ",";
   csv << "engine,format,m,n,k,timing,map_tile_m,map_tile_n,map_tile_k,map_l1_k,map_stages,map_raster,cycles,"
          "compute_cycles,instructions,tiles,macs_per_cycle,utilization,compute_roofline_cycles,"
-         "memory_roofline_cycles,mappings_evaluated,area_unit,mtransistors,macs_per_cycle_per_mtr";
+         "memory_roofline_cycles,mappings_evaluated,area_unit,area_mm2,fmax_mhz,time_us,macs_per_s_per_mm2";
   for (const std::string& s : scols) csv << ",stall_" << s;
   for (const std::string& b : bcols) csv << ",bytes_" << b;
   csv << ",error\n";
@@ -372,11 +426,14 @@ int cmd_whatif(const Invocation& inv) {
     if (area) {
       // Dot-product units of the chip: tensor-core lanes / cube PEs, times the cores.
       const double units = static_cast<double>(cube ? c.p.rows * c.p.cols : c.p.dot_lanes) * static_cast<double>(c.p.cores);
-      const double mtr = units * unit_transistors(*area, cube ? c.p.pe_k : 64) / 1e6;
-      csv << "," << area->unit << "," << fmt_num("%.2f", mtr) << ","
-          << (r.stats ? fmt_num("%.3f", r.stats->macs_per_cycle() / mtr) : "");
+      const double um2 = unit_um2(*area, cube ? c.p.pe_k : 64);
+      const double mm2 = units * um2 / 1e6;
+      csv << "," << area->unit << "," << (um2 > 0 ? fmt_num("%.4f", mm2) : "") << ","
+          << fmt_num("%.1f", area->fmax_mhz) << ","
+          << (r.stats ? fmt_num("%.3f", static_cast<double>(r.stats->cycles) / area->fmax_mhz) : "") << ","
+          << (r.stats && um2 > 0 ? fmt_num("%.5g", r.stats->macs_per_cycle() * area->fmax_mhz * 1e6 / mm2) : "");
     } else {
-      csv << ",,,";
+      csv << ",,,,,";
     }
     const auto& causes = fm::stall_causes(c.engine);
     for (const std::string& s : scols)

@@ -636,7 +636,7 @@ TEST(CliWhatif, SweepIsACartesianProductInNamedColumns) {
                         "map_tile_m", "map_tile_n", "map_tile_k", "map_l1_k", "map_stages", "map_raster", "cycles",
                         "compute_cycles", "instructions", "tiles", "macs_per_cycle", "utilization",
                         "compute_roofline_cycles", "memory_roofline_cycles", "mappings_evaluated", "area_unit",
-                        "mtransistors", "macs_per_cycle_per_mtr"})
+                        "area_mm2", "fmax_mhz", "time_us", "macs_per_s_per_mm2"})
     EXPECT_TRUE(csv.has(c)) << c;
   EXPECT_LT(csv.col("l0a_bytes"), csv.col("engine"));
   EXPECT_EQ(csv.head.back(), "error");
@@ -759,50 +759,71 @@ TEST(CliWhatif, AFailedConfigurationKeepsTheOthers) {
   }
 }
 
-TEST(CliWhatif, AreaColumnFollowsTheYosysTable) {
-  // The area model of docs/whatif.md, re-derived here from the yosys numbers of docs/area.md:
-  // unit(pe_k) = elem * f + (gates - elem) * max(1, f) + 24 * (512 * f + (flops - 512) * max(1, f)),
-  // times the units of the chip: dot_lanes x cores (tensor core, pe_k = 64), rows x cols x cores (cube).
-  struct Unit {
-    const char* name;
-    double elem, gates, flops;
+TEST(CliWhatif, AreaAndClockFollowRtlAreaJson) {
+  // The area / clock model of docs/whatif.md, re-derived here from rtl/area.json as read by this test
+  // (scripts/area.sh --json: OSU 0.18 um cells, OpenSTA):
+  //   elem = logic "u_in -> u_mid" + 512 / flops(u_in) * (flop area(u_in) + logic "in -> u_in")
+  //   unit(pe_k) = elem * f + (area_um2 - elem) * max(1, f),  f = pe_k / 64,
+  // times the units of the chip: dot_lanes x cores (tensor core, pe_k = 64), rows x cols x cores (cube);
+  // time_us = cycles / fmax_mhz, macs_per_s_per_mm2 = M N K / time / area.
+  const nlohmann::json j = nlohmann::json::parse(slurp(FP4SIM_AREA_JSON));
+  auto unit_of = [](const std::string& engine, const std::string& format) -> std::string {
+    if (engine == "tensor-core") return format == "nvfp4" ? "bs_dot_k64_ue4m3_b16" : format == "mxfp4" ? "bs_dot_k64_ue8m0_b32" : "";
+    return format == "hif4" ? "hif4_pe" : format == "nvfp4" ? "nvfp4_pe64" : format == "mxfp4" ? "bs_dot_k64_ue8m0_b32" : "";
   };
-  const Unit units[] = {{"bs_dot_k64_ue4m3_b16", 58640, 122992, 791},
-                        {"bs_dot_k64_ue8m0_b32", 58640, 100448, 727},
-                        {"hif4_pe", 56080, 87094, 708},
-                        {"nvfp4_pe64", 58648, 142944, 799}};
-  auto transistors = [&](const std::string& unit, int pe_k) {
-    for (const Unit& u : units)
-      if (unit == u.name) {
-        const double f = pe_k / 64.0, backs = std::max(1.0, f);
-        return u.elem * f + (u.gates - u.elem) * backs + 24 * (512 * f + (u.flops - 512) * backs);
-      }
-    ADD_FAILURE() << "unknown area unit " << unit;
-    return 0.0;
+  auto um2 = [&](const std::string& unit, int pe_k) {
+    const nlohmann::json& u = j.at(unit);
+    const double area = u.at("area_um2").get<double>();
+    const double elem = u.at("logic_area_um2_by_stage").at("u_in -> u_mid").get<double>() +
+                        512.0 / u.at("flops_by_register").at("u_in").get<double>() *
+                            (u.at("flop_area_um2_by_register").at("u_in").get<double>() +
+                             u.at("logic_area_um2_by_stage").at("in -> u_in").get<double>());
+    EXPECT_GT(elem, 0.3 * area) << unit;
+    EXPECT_LT(elem, 0.9 * area) << unit;
+    const double f = pe_k / 64.0;
+    return pe_k == 64 ? area : elem * f + (area - elem) * std::max(1.0, f);
   };
   Dir d("mma_cli");
   const Result r = d.run("whatif --m 128 --n 256 --k 512 --sweep cores=1,4 --sweep pe_k=16,32,64 --out w.csv");
   ASSERT_EQ(r.code, 0) << r.err;
   const Csv csv = parse_csv(slurp(d / "w.csv"));
+  for (const char* gone : {"mtransistors", "macs_per_cycle_per_mtr"}) EXPECT_FALSE(csv.has(gone)) << gone;
   size_t narrow_pe = 0;
   for (size_t i = 0; i < csv.rows.size(); ++i) {
     SCOPED_TRACE(i);
     const bool cube = csv.at(i, "engine") == "cube";
+    const std::string unit = unit_of(csv.at(i, "engine"), csv.at(i, "format"));
+    ASSERT_EQ(csv.at(i, "area_unit"), unit);
     const double cores = std::stod(csv.at(i, "cores"));
     const int pe_k = cube ? std::stoi(csv.at(i, "pe_k")) : 64;
     const double count =
         cores * (cube ? std::stod(csv.at(i, "rows")) * std::stod(csv.at(i, "cols")) : std::stod(csv.at(i, "dot_lanes")));
     narrow_pe += cube && pe_k < 64;
-    const double mtr = std::stod(csv.at(i, "mtransistors"));
-    EXPECT_NEAR(mtr, count * transistors(csv.at(i, "area_unit"), pe_k) / 1e6, 0.006);  // printed with 2 decimals
-    const double per = std::stod(csv.at(i, "macs_per_cycle_per_mtr"));
-    EXPECT_NEAR(per, std::stod(csv.at(i, "macs_per_cycle")) / mtr, 0.02 * per + 0.002);
+    const double mm2 = count * um2(unit, pe_k) / 1e6;
+    EXPECT_NEAR(std::stod(csv.at(i, "area_mm2")), mm2, 0.00005 + 1e-9);  // printed with 4 decimals
+    const double fmax = j.at(unit).at("fmax_mhz").get<double>();
+    EXPECT_NEAR(std::stod(csv.at(i, "fmax_mhz")), fmax, 0.05 + 1e-9);   // 1 decimal, as in the JSON
+    const double cycles = std::stod(csv.at(i, "cycles"));
+    const double time_us = cycles / fmax;
+    EXPECT_NEAR(std::stod(csv.at(i, "time_us")), time_us, 0.0005 + 1e-9);  // 3 decimals
+    const double macs = std::stod(csv.at(i, "m")) * std::stod(csv.at(i, "n")) * std::stod(csv.at(i, "k"));
+    const double per = macs / (time_us * 1e-6) / mm2;
+    EXPECT_NEAR(std::stod(csv.at(i, "macs_per_s_per_mm2")), per, 5e-5 * per);  // 5 significant digits
   }
   EXPECT_EQ(csv.rows.size(), 2u * 2 + 3u * 2 * 3);  // tensor core: format x cores; cube: format x cores x pe_k
   EXPECT_EQ(narrow_pe, 12u);                       // pe_k 16 and 32
-  // A pe_k = 64 HiF4 PE is exactly the synthesized total; a pe_k = 32 one is more than half of it.
-  EXPECT_DOUBLE_EQ(transistors("hif4_pe", 64), 104086.0);
-  EXPECT_GT(transistors("hif4_pe", 32), 0.6 * 104086.0);
+  // A pe_k = 32 HiF4 PE keeps its back end: more than half of the 64-element one.
+  EXPECT_GT(um2("hif4_pe", 32), 0.5 * um2("hif4_pe", 64));
+  EXPECT_LT(um2("hif4_pe", 32), um2("hif4_pe", 64));
+
+  // A format without a synthesized unit: empty area and clock cells, the statistics still there.
+  const Result r8 = d.run("whatif --engine tensor-core --format mxfp8-e4m3 --m 128 --n 256 --k 512 --out w8.csv");
+  ASSERT_EQ(r8.code, 0) << r8.err;
+  const Csv c8 = parse_csv(slurp(d / "w8.csv"));
+  ASSERT_EQ(c8.rows.size(), 1u);
+  for (const char* col : {"area_unit", "area_mm2", "fmax_mhz", "time_us", "macs_per_s_per_mm2"})
+    EXPECT_EQ(c8.at(0, col), "") << col;
+  EXPECT_GT(std::stoull(c8.at(0, "cycles")), 0u);
 }
 
 TEST(CliHelp, NewCommandsListedAndHelpful) {
