@@ -25,6 +25,9 @@
 #include "fp4sim/format.hpp"
 #include "fp4sim/mma.hpp"
 #include "rtl_driver.hpp"
+#ifdef FP4SIM_RTL_COVERAGE
+#include "coverage_bins.hpp"  // functional coverpoints (coverage build, scripts/coverage.sh)
+#endif
 
 #ifndef FP4SIM_RTL_RANDOM_DEFAULT
 #define FP4SIM_RTL_RANDOM_DEFAULT 100000
@@ -101,6 +104,10 @@ class Checker {
       const uint32_t g = fp4sim::mma_dot(cfg_, a_.data() + i * k_, b_.data() + i * k_, sa_.data() + i * s_,
                                          sb_.data() + i * s_, c_[i]);
       ++checked_;
+#ifdef FP4SIM_RTL_COVERAGE
+      rtlcov::sample(unit_, cfg_, a_.data() + i * k_, b_.data() + i * k_, sa_.data() + i * s_, sb_.data() + i * s_,
+                     c_[i], g);
+#endif
       if (g != d_[i]) report(q_[i], d_[i], g);
     }
     q_.clear();
