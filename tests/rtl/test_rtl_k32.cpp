@@ -251,4 +251,33 @@ TEST(RtlK32, FormatSwitchEveryCycle) {
   EXPECT_GT(unused, kN / 4);  // the unused codes were exercised
 }
 
+// Near-cancellation in the 25-bit window: C = -(one lane's product) * 2^e +- k ulp, with a second,
+// much smaller lane, for every format pair: the sum keeps only the last bits of the window (deep
+// cancellation) or crosses zero.
+TEST(RtlK32, NearCancellation) {
+  Rng rng(rtlcheck::seed_base() * 61 + 13);
+  for (const ElemFormat* fa : kFmts)
+    for (const ElemFormat* fb : kFmts) {
+      Checker chk(Unit::BsDotK32, fa, fb);
+      for (int i = 0; i < 400; ++i) {
+        Case c;
+        c.a[0] = rand_code(rng, *fa, true);
+        c.b[0] = rand_code(rng, *fb, true);
+        if (rng.chance(1, 2)) {  // a small second lane
+          c.a[1] = rand_code(rng, *fa, true);
+          c.b[1] = static_cast<uint8_t>(rng.below(4));
+        }
+        c.sfa[0] = c.sfb[0] = 127;  // 2^0
+        const double p = fp4sim::decode(*fa, c.a[0] & (ncodes(*fa) - 1u)) * fp4sim::decode(*fb, c.b[0] & (ncodes(*fb) - 1u));
+        if (p == 0.0) continue;
+        for (int e = 0; e <= 2; ++e)
+          for (int k = -3; k <= 3; ++k) {
+            c.c = rtlcheck::fb(static_cast<float>(-std::ldexp(p, e))) + static_cast<uint32_t>(k);
+            chk.add(c);
+          }
+      }
+      chk.expect_clean((pair_name(*fa, *fb) + " near-cancellation").c_str());
+    }
+}
+
 }  // namespace
