@@ -82,7 +82,6 @@ Tile Geometry::tile(const Shape& s, const Mapping& m, size_t i) const {
   const size_t mt = m.raster == Raster::AlongM ? i % tiles_m : i / tiles_n;
   const size_t nt = m.raster == Raster::AlongM ? i / tiles_m : i % tiles_n;
   Tile t;
-  t.index = static_cast<uint32_t>(i);
   t.mb = static_cast<uint32_t>(mt);
   t.r0 = mt * static_cast<size_t>(m.tile_m);
   t.rows = std::min(static_cast<size_t>(m.tile_m), s.M - t.r0);

@@ -38,7 +38,6 @@ Shape make_shape(Params& p, const Workload& w);
 
 // One tile's extent.
 struct Tile {
-  uint32_t index = 0;
   size_t r0 = 0, rows = 0, c0 = 0, cols = 0;
   uint32_t mb = 0;  // m block index (A rows reuse key)
 };

@@ -169,6 +169,9 @@ class MemorySystem : public sc_module {
     SC_THREAD(l2_port);
     SC_THREAD(dram_port);
   }
+  void trace(sc_core::sc_trace_file* f, const std::string& prefix) {  // core 0's requests, HBM queues
+    for (auto* ch : {req[0].get(), req[1].get(), &dram_q, &fill}) ch->trace(f, prefix);
+  }
   void reset(const Params& p, size_t cores) {
     for (size_t i = 0; i < 2 * cores; ++i) req[i]->reset(64);
     dram_q.reset(1u << 30);
@@ -520,6 +523,11 @@ class CoreShell : public sc_module {
     quant.reset();
     store.reset();
   }
+  void trace_shell(sc_core::sc_trace_file* f, const std::string& prefix, const std::string& datapath) {
+    quant.in.trace(f, prefix);
+    quant.out.trace(f, prefix);
+    sc_core::sc_trace(f, busy, prefix + datapath + ".busy");
+  }
   // The datapath computes for `cycles` cycles (the busy flag shows it in the trace).
   void compute_for(uint64_t cycles) {
     if (g_tracing && id == 0) busy.write(true);
@@ -533,7 +541,7 @@ class CoreShell : public sc_module {
 
 struct MmaOp {
   Tile tile;
-  uint32_t slot = 0, sf = 0, acc = 0, instr = 0, n_instr = 0;
+  uint32_t slot = 0, sf = 0, acc = 0, instr = 0;
   size_t k_base = 0;  // first K element of the stage
   bool first_of_stage = false, last_of_stage = false, first_of_tile = false, last_of_tile = false;
   Cause cause = 0;
@@ -558,6 +566,18 @@ class TensorCoreSm : public CoreShell {
   Channel<MmaOp> mma_q{"mma_queue", 4};
   Channel<AccTok> acc_full{"acc_full", 2};
   LoadEngine tma{"tma"};
+
+  // Every channel of this SM in a VCD (the signals are made here: elaboration time only).
+  void trace(sc_core::sc_trace_file* f, const std::string& prefix) {
+    for (auto* ch : {&smem_free, &sf_free, &acc_free, &cp_done}) ch->trace(f, prefix);
+    cp_q.trace(f, prefix);
+    mma_q.trace(f, prefix);
+    acc_full.trace(f, prefix);
+    tma.jobs.trace(f, prefix + "tma.");
+    tma.inflight.trace(f, prefix + "tma.");
+    tma.done.trace(f, prefix + "tma.");
+    trace_shell(f, prefix, "mma_pipe");
+  }
 
   SC_HAS_PROCESS(TensorCoreSm);
   explicit TensorCoreSm(const sc_module_name& nm) : CoreShell(nm) {
@@ -626,7 +646,7 @@ class TensorCoreSm : public CoreShell {
                                          g_job.s->K - s.step * static_cast<size_t>(g_job.m->tile_k));
       const uint32_t n = static_cast<uint32_t>(kk / g_job.s->kin);
       MmaOp op;
-      op.tile = s.tile, op.slot = s.slot, op.sf = sf, op.acc = acc, op.n_instr = n;
+      op.tile = s.tile, op.slot = s.slot, op.sf = sf, op.acc = acc;
       op.k_base = s.step * static_cast<size_t>(g_job.m->tile_k);
       cp_q.push({s.tile, s.slot, sf, kk});
       for (uint32_t i = 0; i < n; ++i) {
@@ -742,6 +762,16 @@ class CubeCore : public CoreShell {
   Channel<L0Tok> l0_full{"l0_full", 2};
   Channel<AccTok> acc_full{"acc_full", 2};
   LoadEngine mte2{"mte2"};
+
+  void trace(sc_core::sc_trace_file* f, const std::string& prefix) {
+    for (auto* ch : {&l1b_free, &l0_free, &l0c_free}) ch->trace(f, prefix);
+    l0_full.trace(f, prefix);
+    acc_full.trace(f, prefix);
+    mte2.jobs.trace(f, prefix + "mte2.");
+    mte2.inflight.trace(f, prefix + "mte2.");
+    mte2.done.trace(f, prefix + "mte2.");
+    trace_shell(f, prefix, "cube_array");
+  }
 
   SC_HAS_PROCESS(CubeCore);
   explicit CubeCore(const sc_module_name& nm) : CoreShell(nm) {
@@ -1036,42 +1066,11 @@ void open_trace(const std::string& path) {
   g_trace = sc_core::sc_create_vcd_trace_file(tmp.c_str());
   if (!g_trace) throw std::runtime_error("models: cannot create the trace " + path);
   g_trace->set_time_unit(1, sc_core::SC_NS);  // one tick per cycle
-  auto& t = *s.tc.cores[0];
-  const std::string tp = "tensor_core.sm0.";
-  t.smem_free.trace(g_trace, tp);
-  t.sf_free.trace(g_trace, tp);
-  t.acc_free.trace(g_trace, tp);
-  t.cp_q.trace(g_trace, tp);
-  t.cp_done.trace(g_trace, tp);
-  t.mma_q.trace(g_trace, tp);
-  t.acc_full.trace(g_trace, tp);
-  t.tma.jobs.trace(g_trace, tp + "tma.");
-  t.tma.inflight.trace(g_trace, tp + "tma.");
-  t.tma.done.trace(g_trace, tp + "tma.");
-  t.quant.in.trace(g_trace, tp);
-  t.quant.out.trace(g_trace, tp);
-  sc_core::sc_trace(g_trace, t.busy, "tensor_core.sm0.mma_pipe.busy");
-  s.tc.mem.req[0]->trace(g_trace, "tensor_core.mem.");
-  s.tc.mem.req[1]->trace(g_trace, "tensor_core.mem.");
-  s.tc.mem.dram_q.trace(g_trace, "tensor_core.mem.");
-  s.tc.mem.fill.trace(g_trace, "tensor_core.mem.");
-  auto& c = *s.cube.cores[0];
-  const std::string cp = "cube.core0.";
-  c.l1b_free.trace(g_trace, cp);
-  c.l0_free.trace(g_trace, cp);
-  c.l0c_free.trace(g_trace, cp);
-  c.l0_full.trace(g_trace, cp);
-  c.acc_full.trace(g_trace, cp);
-  c.mte2.jobs.trace(g_trace, cp + "mte2.");
-  c.mte2.inflight.trace(g_trace, cp + "mte2.");
-  c.mte2.done.trace(g_trace, cp + "mte2.");
-  c.quant.in.trace(g_trace, cp);
-  c.quant.out.trace(g_trace, cp);
-  sc_core::sc_trace(g_trace, c.busy, "cube.core0.cube_array.busy");
-  s.cube.mem.req[0]->trace(g_trace, "cube.mem.");
-  s.cube.mem.req[1]->trace(g_trace, "cube.mem.");
-  s.cube.mem.dram_q.trace(g_trace, "cube.mem.");
-  s.cube.mem.fill.trace(g_trace, "cube.mem.");
+  // Core 0 of each engine and the memory systems: enough to see which queue a stall waits on.
+  s.tc.cores[0]->trace(g_trace, "tensor_core.sm0.");
+  s.tc.mem.trace(g_trace, "tensor_core.mem.");
+  s.cube.cores[0]->trace(g_trace, "cube.core0.");
+  s.cube.mem.trace(g_trace, "cube.mem.");
   g_tracing = true;
 }
 
