@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -342,23 +343,32 @@ uint32_t rn_add(Unit u, uint32_t cbits, Fx t, int frame_w) {
   return (neg ? 0x80000000u : 0u) | static_cast<uint32_t>(bits);
 }
 
-uint32_t sample_hif4(const uint8_t* a, const uint8_t* b, uint32_t wa, uint32_t wb, uint32_t c) {
+// The special-value outcomes every unit decides first: a NaN scale on either side, then a NaN C,
+// then, where C is the only source of Inf (inf_c_decides), an infinite C. Returns the result bits
+// when one of them applies.
+std::optional<uint32_t> special_first(Unit u, bool nan_a, bool nan_b, uint32_t c, bool inf_c_decides) {
   Collector& col = collector();
-  const Unit u = Unit::Hif4Pe;
-  const Dy sa = dy_of(fp4sim::kE6M2, fp4sim::hif4_e6m2(wa)), sb = dy_of(fp4sim::kE6M2, fp4sim::hif4_e6m2(wb));
-  if (sa.nan || sb.nan) {
-    col.hit(u, sa.nan ? "special.nan_scale_a" : "special.nan_scale_b");
+  if (nan_a || nan_b) {
+    col.hit(u, nan_a ? "special.nan_scale_a" : "special.nan_scale_b");
     return fp4sim::kNaNBits;
   }
   if (fp4sim::is_nan_bits(c)) {
     col.hit(u, "special.nan_c");
     return fp4sim::kNaNBits;
   }
+  if (!inf_c_decides) return std::nullopt;
   if (fp4sim::is_inf_bits(c)) {
     col.hit(u, c >> 31 ? "special.inf_c_neg" : "special.inf_c_pos");
     return c;
   }
   col.hit(u, "special.finite");
+  return std::nullopt;
+}
+
+uint32_t sample_hif4(const uint8_t* a, const uint8_t* b, uint32_t wa, uint32_t wb, uint32_t c) {
+  const Unit u = Unit::Hif4Pe;
+  const Dy sa = dy_of(fp4sim::kE6M2, fp4sim::hif4_e6m2(wa)), sb = dy_of(fp4sim::kE6M2, fp4sim::hif4_e6m2(wb));
+  if (const auto sp = special_first(u, sa.nan, sb.nan, c, true)) return *sp;
   int64_t sum = 0;  // sum of (+-c << level) products, element value = q / 4
   for (int k = 0; k < 64; ++k) {
     const int ca = a[k] & 15, cb = b[k] & 15;
@@ -373,7 +383,6 @@ uint32_t sample_hif4(const uint8_t* a, const uint8_t* b, uint32_t wa, uint32_t w
 }
 
 uint32_t sample_nvfp4(const uint8_t* a, const uint8_t* b, const uint32_t* sfa, const uint32_t* sfb, uint32_t c) {
-  Collector& col = collector();
   const Unit u = Unit::Nvfp4Pe64;
   Dy sa[4], sb[4];
   bool nan_a = false, nan_b = false;
@@ -383,19 +392,7 @@ uint32_t sample_nvfp4(const uint8_t* a, const uint8_t* b, const uint32_t* sfa, c
     nan_a |= sa[g].nan;
     nan_b |= sb[g].nan;
   }
-  if (nan_a || nan_b) {
-    col.hit(u, nan_a ? "special.nan_scale_a" : "special.nan_scale_b");
-    return fp4sim::kNaNBits;
-  }
-  if (fp4sim::is_nan_bits(c)) {
-    col.hit(u, "special.nan_c");
-    return fp4sim::kNaNBits;
-  }
-  if (fp4sim::is_inf_bits(c)) {
-    col.hit(u, c >> 31 ? "special.inf_c_neg" : "special.inf_c_pos");
-    return c;
-  }
-  col.hit(u, "special.finite");
+  if (const auto sp = special_first(u, nan_a, nan_b, c, true)) return *sp;
   // Group g: s4 = sum of (2a)(2b); value s4 * mA * mB * 2^(eA + eB - 8). Aligned at 2^-40.
   i128 acc = 0;
   bool all_neg_zero = true;  // the exact model gives -0 only if every product is -0 (and C is)
@@ -496,19 +493,7 @@ uint32_t sample_bw_grouped(Unit u, const fp4sim::MmaConfig& cfg, const uint8_t* 
     nan_b |= sb[i].nan;
     zero_scale |= (!sa[i].nan && sa[i].m == 0) || (!sb[i].nan && sb[i].m == 0);
   }
-  if (nan_a || nan_b) {
-    col.hit(u, nan_a ? "special.nan_scale_a" : "special.nan_scale_b");
-    return fp4sim::kNaNBits;
-  }
-  if (fp4sim::is_nan_bits(c)) {
-    col.hit(u, "special.nan_c");
-    return fp4sim::kNaNBits;
-  }
-  if (fp4sim::is_inf_bits(c)) {
-    col.hit(u, c >> 31 ? "special.inf_c_neg" : "special.inf_c_pos");
-    return c;
-  }
-  col.hit(u, "special.finite");
+  if (const auto sp = special_first(u, nan_a, nan_b, c, true)) return *sp;
   if (zero_scale && sf.name == fp4sim::kUE4M3.name) col.hit(u, "align.zero_scale");
   int64_t cm;
   int ce;
@@ -534,14 +519,7 @@ uint32_t sample_k32(const fp4sim::MmaConfig& cfg, const uint8_t* a, const uint8_
   const Unit u = Unit::BsDotK32;
   col.hit(u, "format." + std::string(cfg.elem_a->name) + "_" + std::string(cfg.elem_b->name));
   const Dy sa = dy_of(fp4sim::kUE8M0, sfa[0] & 0xFFu), sb = dy_of(fp4sim::kUE8M0, sfb[0] & 0xFFu);
-  if (sa.nan || sb.nan) {
-    col.hit(u, sa.nan ? "special.nan_scale_a" : "special.nan_scale_b");
-    return fp4sim::kNaNBits;
-  }
-  if (fp4sim::is_nan_bits(c)) {
-    col.hit(u, "special.nan_c");
-    return fp4sim::kNaNBits;
-  }
+  if (const auto sp = special_first(u, sa.nan, sb.nan, c, false)) return *sp;
   const uint32_t ma = (1u << cfg.elem_a->bits) - 1u, mb = (1u << cfg.elem_b->bits) - 1u;
   Dy ea[32], eb[32];
   bool pinf = fp4sim::is_inf_bits(c) && !(c >> 31), ninf = fp4sim::is_inf_bits(c) && (c >> 31);
