@@ -4,9 +4,9 @@
 // `blackwell` model (MMA-Sim nv_fused_dot_add). Element formats of A and B are selected at run
 // time (fmt_a_i, fmt_b_i = fp4sim_pkg::Fmt*), as the instruction's type fields select them.
 //
-// Pipeline (valid/ready, registered output), PipeDepth = latency in cycles:
-//   1: output register only; 2: + register after decode / products / alignment shifts;
-//   3: + input register; > 3: further output stages.
+// On the shared pipeline shell (fp4sim_pe_shell; PipeDepth = latency, see there). Front end:
+// element decode, products, largest exponent and alignment shifts (bs_k32_front); back end: the
+// aligned sum and its conversion to FP32 (bs_k32_combine).
 module bs_dot_k32 #(
   parameter int unsigned PipeDepth = 2
 ) (
@@ -26,112 +26,82 @@ module bs_dot_k32 #(
   output logic [31:0]  d_o
 );
 
-  localparam int unsigned InW  = 512 + 6 + 16 + 32;
-  localparam int unsigned MidW = 32 * 15 + 24 + 1 + 6 + 12 + 2;
+  typedef struct packed {
+    logic [255:0] a;
+    logic [255:0] b;
+    logic [2:0]   fmt_a;
+    logic [2:0]   fmt_b;
+    logic [7:0]   sfa;
+    logic [7:0]   sfb;
+    logic [31:0]  c;
+  } in_t;
 
-  logic           s0_valid, s0_ready;
-  logic [InW-1:0] s0_data;
+  // Lane products with their alignment shifts, C, the largest exponent and the special outcome.
+  typedef struct packed {
+    logic [32*8-1:0] p_mag;
+    logic [31:0]     p_neg;
+    logic [32*6-1:0] p_sh;
+    logic [23:0]     c_mag;
+    logic            c_neg;
+    logic [5:0]      c_sh;
+    logic [11:0]     max_e;
+    logic [1:0]      special;  // fp4sim_dp_pkg::special_e (yosys 0.23: no package types in structs)
+  } mid_t;
 
-  fp4sim_pipe_reg #(
-    .Width  (InW),
-    .Bypass (PipeDepth < 3)
-  ) u_in (
-    .clk_i   (clk_i),
-    .rst_ni  (rst_ni),
-    .valid_i (in_valid_i),
-    .ready_o (in_ready_o),
-    .data_i  ({a_i, b_i, fmt_a_i, fmt_b_i, sfa_i, sfb_i, c_i}),
-    .valid_o (s0_valid),
-    .ready_i (s0_ready),
-    .data_o  (s0_data)
-  );
-
-  logic [255:0] a, b;
-  logic [2:0]   fmt_a, fmt_b;
-  logic [7:0]   sfa, sfb;
-  logic [31:0]  c;
-  assign {a, b, fmt_a, fmt_b, sfa, sfb, c} = s0_data;
-
-  logic [32*8-1:0]   p_mag;
-  logic [31:0]       p_neg;
-  logic [32*6-1:0]   p_sh;
-  logic [23:0]       c_mag;
-  logic              c_neg;
-  logic [5:0]        c_sh;
-  logic [11:0]       max_e;
-  logic [1:0]        special;
-
-  bs_k32_front u_front (
-    .a_i       (a),
-    .b_i       (b),
-    .fmt_a_i   (fmt_a),
-    .fmt_b_i   (fmt_b),
-    .sfa_i     (sfa),
-    .sfb_i     (sfb),
-    .c_i       (c),
-    .p_mag_o   (p_mag),
-    .p_neg_o   (p_neg),
-    .p_sh_o    (p_sh),
-    .c_mag_o   (c_mag),
-    .c_neg_o   (c_neg),
-    .c_sh_o    (c_sh),
-    .max_e_o   (max_e),
-    .special_o (special)
-  );
-
-  logic            s1_valid, s1_ready;
-  logic [MidW-1:0] s1_data;
-  logic [32*8-1:0] m_p_mag;
-  logic [31:0]     m_p_neg;
-  logic [32*6-1:0] m_p_sh;
-  logic [23:0]     m_c_mag;
-  logic            m_c_neg;
-  logic [5:0]      m_c_sh;
-  logic [11:0]     m_max_e;
-  logic [1:0]      m_special;
-
-  fp4sim_pipe_reg #(
-    .Width  (MidW),
-    .Bypass (PipeDepth < 2)
-  ) u_mid (
-    .clk_i   (clk_i),
-    .rst_ni  (rst_ni),
-    .valid_i (s0_valid),
-    .ready_o (s0_ready),
-    .data_i  ({p_mag, p_neg, p_sh, c_mag, c_neg, c_sh, max_e, special}),
-    .valid_o (s1_valid),
-    .ready_i (s1_ready),
-    .data_o  (s1_data)
-  );
-
-  assign {m_p_mag, m_p_neg, m_p_sh, m_c_mag, m_c_neg, m_c_sh, m_max_e, m_special} = s1_data;
-
+  in_t  in_d, fe;
+  mid_t mid_d, be;
   logic [31:0] d;
 
-  bs_k32_combine u_comb (
-    .p_mag_i   (m_p_mag),
-    .p_neg_i   (m_p_neg),
-    .p_sh_i    (m_p_sh),
-    .c_mag_i   (m_c_mag),
-    .c_neg_i   (m_c_neg),
-    .c_sh_i    (m_c_sh),
-    .max_e_i   (m_max_e),
-    .special_i (m_special),
-    .d_o       (d)
+  assign in_d = {a_i, b_i, fmt_a_i, fmt_b_i, sfa_i, sfb_i, c_i};  // in_t's field order
+
+  fp4sim_pe_shell #(
+    .InW       ($bits(in_d)),
+    .MidW      ($bits(mid_d)),
+    .OutW      (32),
+    .PipeDepth (PipeDepth)
+  ) u_shell (
+    .clk_i       (clk_i),
+    .rst_ni      (rst_ni),
+    .in_valid_i  (in_valid_i),
+    .in_ready_o  (in_ready_o),
+    .in_data_i   (in_d),
+    .fe_o        (fe),
+    .fe_i        (mid_d),
+    .be_o        (be),
+    .be_i        (d),
+    .out_valid_o (out_valid_o),
+    .out_ready_i (out_ready_i),
+    .out_data_o  (d_o)
   );
 
-  fp4sim_pipe_chain #(
-    .Width (32),
-    .Depth ((PipeDepth >= 3) ? PipeDepth - 2 : 1)
-  ) u_out (
-    .clk_i   (clk_i),
-    .rst_ni  (rst_ni),
-    .valid_i (s1_valid),
-    .ready_o (s1_ready),
-    .data_i  (d),
-    .valid_o (out_valid_o),
-    .ready_i (out_ready_i),
-    .data_o  (d_o)
+  bs_k32_front u_front (
+    .a_i       (fe.a),
+    .b_i       (fe.b),
+    .fmt_a_i   (fe.fmt_a),
+    .fmt_b_i   (fe.fmt_b),
+    .sfa_i     (fe.sfa),
+    .sfb_i     (fe.sfb),
+    .c_i       (fe.c),
+    .p_mag_o   (mid_d.p_mag),
+    .p_neg_o   (mid_d.p_neg),
+    .p_sh_o    (mid_d.p_sh),
+    .c_mag_o   (mid_d.c_mag),
+    .c_neg_o   (mid_d.c_neg),
+    .c_sh_o    (mid_d.c_sh),
+    .max_e_o   (mid_d.max_e),
+    .special_o (mid_d.special)
+  );
+
+  bs_k32_combine u_comb (
+    .p_mag_i   (be.p_mag),
+    .p_neg_i   (be.p_neg),
+    .p_sh_i    (be.p_sh),
+    .c_mag_i   (be.c_mag),
+    .c_neg_i   (be.c_neg),
+    .c_sh_i    (be.c_sh),
+    .max_e_i   (be.max_e),
+    .special_i (be.special),
+    .d_o       (d)
   );
 
 endmodule

@@ -3,9 +3,9 @@
 // aligned with 35 fraction bits and truncated to FP32 — bit-exact with fp4sim's golden
 // `blackwell` model (MMA-Sim nv_fused_dot_add_with_block_scale).
 //
-// Pipeline (valid/ready, registered output), PipeDepth = latency in cycles:
-//   1: output register only; 2: + register after the group sums; 3: + input register;
-//   > 3: further output stages (for retiming).
+// On the shared pipeline shell (fp4sim_pe_shell; PipeDepth = latency, see there). Front end: group
+// sums, scale application, largest exponent and alignment distances (bs_k64_scale); back end:
+// alignment shifts, the exact sum and its truncation to FP32 (bs_k64_sum).
 module bs_dot_k64 #(
   parameter int unsigned ScaleFmt  = 0,   // 0: UE4M3 (NVFP4), 1: UE8M0 (MXFP4)
   parameter int unsigned Block     = 16,  // elements per block scale: 16 or 32
@@ -25,94 +25,125 @@ module bs_dot_k64 #(
   output logic [31:0]           d_o     // FP32 bits
 );
 
-  localparam int unsigned SfW  = 64 / Block * 8;
-  localparam int unsigned InW  = 512 + 2 * SfW + 32;
-  localparam int unsigned MidW = 4 * 13 + 2 * SfW + 32;
+  localparam int unsigned SfW = 64 / Block * 8;
 
-  // ---- optional input register
-  logic            s0_valid, s0_ready;
-  logic [InW-1:0]  s0_data;
+  typedef struct packed {
+    logic [255:0]   a;
+    logic [255:0]   b;
+    logic [SfW-1:0] sfa;
+    logic [SfW-1:0] sfb;
+    logic [31:0]    c;
+  } in_t;
 
-  fp4sim_pipe_reg #(
-    .Width  (InW),
-    .Bypass (PipeDepth < 3)
-  ) u_in (
-    .clk_i   (clk_i),
-    .rst_ni  (rst_ni),
-    .valid_i (in_valid_i),
-    .ready_o (in_ready_o),
-    .data_i  ({a_i, b_i, sfa_i, sfb_i, c_i}),
-    .valid_o (s0_valid),
-    .ready_i (s0_ready),
-    .data_o  (s0_data)
+  // Scaled group terms and C with their alignment distances, and the special outcome.
+  typedef struct packed {
+    logic [4*20-1:0] n_mag;
+    logic [3:0]      n_neg;
+    logic [4*6-1:0]  g_sh;
+    logic [23:0]     c_mag;
+    logic            c_neg;
+    logic [5:0]      c_sh;
+    logic [11:0]     max_e;
+    logic [1:0]      special;  // fp4sim_dp_pkg::special_e (yosys 0.23: no package types in structs)
+  } mid_t;
+
+  in_t  in_d, fe;
+  mid_t mid_d, be;
+  logic [31:0] d;
+
+  assign in_d = {a_i, b_i, sfa_i, sfb_i, c_i};  // in_t's field order
+
+  fp4sim_pe_shell #(
+    .InW       ($bits(in_d)),
+    .MidW      ($bits(mid_d)),
+    .OutW      (32),
+    .PipeDepth (PipeDepth)
+  ) u_shell (
+    .clk_i       (clk_i),
+    .rst_ni      (rst_ni),
+    .in_valid_i  (in_valid_i),
+    .in_ready_o  (in_ready_o),
+    .in_data_i   (in_d),
+    .fe_o        (fe),
+    .fe_i        (mid_d),
+    .be_o        (be),
+    .be_i        (d),
+    .out_valid_o (out_valid_o),
+    .out_ready_i (out_ready_i),
+    .out_data_o  (d_o)
   );
 
-  logic [255:0]   a, b;
-  logic [SfW-1:0] sfa, sfb;
-  logic [31:0]    c;
-  assign {a, b, sfa, sfb, c} = s0_data;
-
-  // ---- front end: four exact 16-product group sums
+  // ---- front end: four exact 16-product group sums, then the scales
   logic [4*13-1:0] sums;
+  logic            scale_nan;
 
   for (genvar g = 0; g < 4; g++) begin : g_group
     /* verilator lint_off UNUSEDSIGNAL */
     logic unused_zero, unused_neg;  // the zero-sign flags matter only to nvfp4_pe64
     /* verilator lint_on UNUSEDSIGNAL */
     fp4_dot16 u_dot (
-      .a_i        (a[g*64 +: 64]),
-      .b_i        (b[g*64 +: 64]),
+      .a_i        (fe.a[g*64 +: 64]),
+      .b_i        (fe.b[g*64 +: 64]),
       .sum_o      (sums[g*13 +: 13]),
       .all_zero_o (unused_zero),
       .all_neg_o  (unused_neg)
     );
   end
 
-  // ---- optional register after the group sums
-  logic            s1_valid, s1_ready;
-  logic [MidW-1:0] s1_data;
-
-  fp4sim_pipe_reg #(
-    .Width  (MidW),
-    .Bypass (PipeDepth < 2)
-  ) u_mid (
-    .clk_i   (clk_i),
-    .rst_ni  (rst_ni),
-    .valid_i (s0_valid),
-    .ready_o (s0_ready),
-    .data_i  ({sums, sfa, sfb, c}),
-    .valid_o (s1_valid),
-    .ready_i (s1_ready),
-    .data_o  (s1_data)
-  );
-
-  // ---- back end: scales, alignment, truncation to FP32
-  logic [31:0] d;
-
-  bs_k64_combine #(
+  bs_k64_scale #(
     .ScaleFmt (ScaleFmt),
     .Block    (Block)
-  ) u_comb (
-    .sum_i (s1_data[MidW-1 -: 4*13]),
-    .sfa_i (s1_data[32 + SfW +: SfW]),
-    .sfb_i (s1_data[32 +: SfW]),
-    .c_i   (s1_data[31:0]),
-    .d_o   (d)
+  ) u_scale (
+    .sum_i   (sums),
+    .sfa_i   (fe.sfa),
+    .sfb_i   (fe.sfb),
+    .c_exp_i (fe.c[30:23]),
+    .n_mag_o (mid_d.n_mag),
+    .n_neg_o (mid_d.n_neg),
+    .g_sh_o  (mid_d.g_sh),
+    .c_sh_o  (mid_d.c_sh),
+    .max_e_o (mid_d.max_e),
+    .nan_o   (scale_nan)
   );
 
-  // ---- output register(s)
-  fp4sim_pipe_chain #(
-    .Width (32),
-    .Depth ((PipeDepth >= 3) ? PipeDepth - 2 : 1)
-  ) u_out (
-    .clk_i   (clk_i),
-    .rst_ni  (rst_ni),
-    .valid_i (s1_valid),
-    .ready_o (s1_ready),
-    .data_i  (d),
-    .valid_o (out_valid_o),
-    .ready_i (out_ready_i),
-    .data_o  (d_o)
+  assign mid_d.c_mag = {fe.c[30:23] != 8'd0, fe.c[22:0]};
+  assign mid_d.c_neg = fe.c[31];
+
+  // NaN in a scale or in C -> canonical NaN (checked first); C = +-Inf -> C (fp4sim's choice,
+  // MMA-Sim raises there).
+  always_comb begin
+    if (scale_nan || (fe.c[30:23] == 8'hFF && fe.c[22:0] != 23'd0)) begin
+      mid_d.special = fp4sim_dp_pkg::SpNan;
+    end else if (fe.c[30:23] == 8'hFF) begin
+      mid_d.special = fe.c[31] ? fp4sim_dp_pkg::SpNegInf : fp4sim_dp_pkg::SpPosInf;
+    end else begin
+      mid_d.special = fp4sim_dp_pkg::SpFinite;
+    end
+  end
+
+  // ---- back end: alignment, exact sum, truncation to FP32
+  logic [31:0] d_fin;
+
+  bs_k64_sum #(
+    .ScaleFmt (ScaleFmt)
+  ) u_sum (
+    .n_mag_i (be.n_mag),
+    .n_neg_i (be.n_neg),
+    .g_sh_i  (be.g_sh),
+    .c_mag_i (be.c_mag),
+    .c_neg_i (be.c_neg),
+    .c_sh_i  (be.c_sh),
+    .max_e_i (be.max_e),
+    .d_o     (d_fin)
   );
+
+  always_comb begin
+    unique case (be.special)
+      fp4sim_dp_pkg::SpNan:    d = 32'h7FFF_FFFF;
+      fp4sim_dp_pkg::SpPosInf: d = 32'h7F80_0000;
+      fp4sim_dp_pkg::SpNegInf: d = 32'hFF80_0000;
+      default:                 d = d_fin;
+    endcase
+  end
 
 endmodule

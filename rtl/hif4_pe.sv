@@ -4,9 +4,10 @@
 // bit-exact with fp4sim's golden `ascend-hif4` model (one RN per 64-element group). A longer K is
 // the chain D -> C of successive groups, which is what the golden GEMM computes.
 //
-// Pipeline (valid/ready, registered output), PipeDepth = latency in cycles:
-//   1: output register only; 2: + register after the integer dot product; 3: + input register;
-//   > 3: further output stages.
+// On the shared pipeline shell (fp4sim_pe_shell; PipeDepth = latency, see there). The mid register
+// sits inside the FP32 adder, after the operands are normalized and ordered: front end = element
+// array, scale application, adder prep; back end = alignment, add, normalize, round (docs/area.md
+// "Stage delays": the cut that balances the two).
 module hif4_pe #(
   parameter int unsigned PipeDepth = 3
 ) (
@@ -24,79 +25,133 @@ module hif4_pe #(
   output logic [31:0]  d_o     // FP32 accumulator out
 );
 
-  localparam int unsigned InW  = 512 + 64 + 32;
-  localparam int unsigned MidW = 17 + 16 + 32;
+  localparam int unsigned TermW = 22;  // |S * sigA * sigB| < 2^22 (hif4_scale)
+  localparam int unsigned AddW  = 24;  // adder frame: max(TermW, 24)
 
-  logic           s0_valid, s0_ready;
-  logic [InW-1:0] s0_data;
+  typedef struct packed {
+    logic [255:0] a;
+    logic [255:0] b;
+    logic [31:0]  sfa;
+    logic [31:0]  sfb;
+    logic [31:0]  c;
+  } in_t;
 
-  fp4sim_pipe_reg #(
-    .Width  (InW),
-    .Bypass (PipeDepth < 3)
-  ) u_in (
-    .clk_i   (clk_i),
-    .rst_ni  (rst_ni),
-    .valid_i (in_valid_i),
-    .ready_o (in_ready_o),
-    .data_i  ({a_i, b_i, sfa_i, sfb_i, c_i}),
-    .valid_o (s0_valid),
-    .ready_i (s0_ready),
-    .data_o  (s0_data)
+  // The adder's state after normalizing and ordering the operands, and the special outcome.
+  typedef struct packed {
+    logic [AddW-1:0]          big;
+    logic [AddW-1:0]          sml;
+    logic [13:0]              big_lead;
+    logic [7:0]               align;
+    logic                     big_neg;
+    logic                     eff_sub;
+    logic                     zero;
+    logic                     zero_neg;
+    logic [1:0]               special;  // fp4sim_dp_pkg::special_e (yosys 0.23: no package types in structs)
+  } mid_t;
+
+  in_t  in_d, fe;
+  mid_t mid_d, be;
+  logic [31:0] d;
+
+  assign in_d = {a_i, b_i, sfa_i, sfb_i, c_i};  // in_t's field order
+
+  fp4sim_pe_shell #(
+    .InW       ($bits(in_d)),
+    .MidW      ($bits(mid_d)),
+    .OutW      (32),
+    .PipeDepth (PipeDepth)
+  ) u_shell (
+    .clk_i       (clk_i),
+    .rst_ni      (rst_ni),
+    .in_valid_i  (in_valid_i),
+    .in_ready_o  (in_ready_o),
+    .in_data_i   (in_d),
+    .fe_o        (fe),
+    .fe_i        (mid_d),
+    .be_o        (be),
+    .be_i        (d),
+    .out_valid_o (out_valid_o),
+    .out_ready_i (out_ready_i),
+    .out_data_o  (d_o)
   );
 
-  logic [255:0] a, b;
-  logic [31:0]  sfa, sfb, c;
-  assign {a, b, sfa, sfb, c} = s0_data;
-
-  logic [16:0]  sum;
+  // ---- front end
+  logic [16:0]      sum;
+  logic             t_neg, scale_nan;
+  logic [TermW-1:0] t_mag;
+  logic [9:0]       t_exp;
 
   hif4_dot64 u_dot (
-    .a_i   (a),
-    .b_i   (b),
-    .lva_i (sfa[31:8]),
-    .lvb_i (sfb[31:8]),
+    .a_i   (fe.a),
+    .b_i   (fe.b),
+    .lva_i (fe.sfa[31:8]),
+    .lvb_i (fe.sfb[31:8]),
     .sum_o (sum)
   );
 
-  logic            s1_valid, s1_ready;
-  logic [MidW-1:0] s1_data;
-
-  fp4sim_pipe_reg #(
-    .Width  (MidW),
-    .Bypass (PipeDepth < 2)
-  ) u_mid (
-    .clk_i   (clk_i),
-    .rst_ni  (rst_ni),
-    .valid_i (s0_valid),
-    .ready_o (s0_ready),
-    .data_i  ({sum, sfa[7:0], sfb[7:0], c}),
-    .valid_o (s1_valid),
-    .ready_i (s1_ready),
-    .data_o  (s1_data)
+  hif4_scale u_scale (
+    .sum_i   (sum),
+    .sea_i   (fe.sfa[7:0]),
+    .seb_i   (fe.sfb[7:0]),
+    .t_neg_o (t_neg),
+    .t_mag_o (t_mag),
+    .t_exp_o (t_exp),
+    .nan_o   (scale_nan)
   );
 
-  logic [31:0] d;
-
-  hif4_combine u_comb (
-    .sum_i (s1_data[MidW-1 -: 17]),
-    .sea_i (s1_data[47:40]),
-    .seb_i (s1_data[39:32]),
-    .c_i   (s1_data[31:0]),
-    .d_o   (d)
+  fp4sim_fp32_add_prep #(
+    .TermW (TermW),
+    .ExpW  (10)
+  ) u_prep (
+    .c_i        (fe.c),
+    .t_neg_i    (t_neg),
+    .t_mag_i    (t_mag),
+    .t_exp_i    (t_exp),
+    .big_o      (mid_d.big),
+    .sml_o      (mid_d.sml),
+    .big_lead_o (mid_d.big_lead),
+    .dist_o     (mid_d.align),
+    .big_neg_o  (mid_d.big_neg),
+    .eff_sub_o  (mid_d.eff_sub),
+    .zero_o     (mid_d.zero),
+    .zero_neg_o (mid_d.zero_neg)
   );
 
-  fp4sim_pipe_chain #(
-    .Width (32),
-    .Depth ((PipeDepth >= 3) ? PipeDepth - 2 : 1)
-  ) u_out (
-    .clk_i   (clk_i),
-    .rst_ni  (rst_ni),
-    .valid_i (s1_valid),
-    .ready_o (s1_ready),
-    .data_i  (d),
-    .valid_o (out_valid_o),
-    .ready_i (out_ready_i),
-    .data_o  (d_o)
+  // NaN in a scale or in C -> canonical NaN; C = +-Inf -> C.
+  always_comb begin
+    if (scale_nan || (fe.c[30:23] == 8'hFF && fe.c[22:0] != 23'd0)) begin
+      mid_d.special = fp4sim_dp_pkg::SpNan;
+    end else if (fe.c[30:23] == 8'hFF) begin
+      mid_d.special = fe.c[31] ? fp4sim_dp_pkg::SpNegInf : fp4sim_dp_pkg::SpPosInf;
+    end else begin
+      mid_d.special = fp4sim_dp_pkg::SpFinite;
+    end
+  end
+
+  // ---- back end
+  logic [31:0] d_fin;
+
+  fp4sim_fp32_add_round #(
+    .W (AddW)
+  ) u_round (
+    .big_i      (be.big),
+    .sml_i      (be.sml),
+    .big_lead_i (be.big_lead),
+    .dist_i     (be.align),
+    .big_neg_i  (be.big_neg),
+    .eff_sub_i  (be.eff_sub),
+    .zero_i     (be.zero),
+    .zero_neg_i (be.zero_neg),
+    .d_o        (d_fin)
   );
+
+  always_comb begin
+    unique case (be.special)
+      fp4sim_dp_pkg::SpNan:    d = 32'h7FFF_FFFF;
+      fp4sim_dp_pkg::SpPosInf: d = 32'h7F80_0000;
+      fp4sim_dp_pkg::SpNegInf: d = 32'hFF80_0000;
+      default:                 d = d_fin;
+    endcase
+  end
 
 endmodule

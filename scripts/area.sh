@@ -56,11 +56,11 @@ if [ -z "$REHASH" ]; then
 fi
 
 # Same order as rtl/CMakeLists.txt: the package first.
-SV="rtl/fp4sim_pkg.sv rtl/fp4sim_pipe_reg.sv rtl/fp4sim_pipe_chain.sv rtl/fp4sim_lzc.sv
-    rtl/fp4sim_fix_to_fp32_rz.sv
-    rtl/fp4sim_fp32_add_rne.sv rtl/fp4_dot16.sv rtl/bs_k64_combine.sv rtl/bs_dot_k64.sv
-    rtl/bs_k32_front.sv rtl/bs_k32_combine.sv rtl/bs_dot_k32.sv rtl/hif4_dot64.sv rtl/hif4_combine.sv
-    rtl/hif4_pe.sv rtl/nvfp4_combine.sv rtl/nvfp4_pe64.sv"
+SV="rtl/fp4sim_pkg.sv rtl/fp4sim_dp_pkg.sv rtl/fp4sim_pipe_reg.sv rtl/fp4sim_pipe_chain.sv
+    rtl/fp4sim_pe_shell.sv rtl/fp4sim_lzc.sv rtl/fp4sim_fix_to_fp32_rz.sv rtl/fp4sim_fp32_add_prep.sv
+    rtl/fp4sim_fp32_add_round.sv rtl/fp4sim_fix_add_rne.sv rtl/fp4_dot16.sv rtl/bs_k64_scale.sv rtl/bs_k64_sum.sv
+    rtl/bs_dot_k64.sv rtl/bs_k32_front.sv rtl/bs_k32_combine.sv rtl/bs_dot_k32.sv rtl/hif4_dot64.sv
+    rtl/hif4_scale.sv rtl/hif4_pe.sv rtl/nvfp4_scale.sv rtl/nvfp4_pe64.sv"
 SV=$(echo $SV)
 # What the JSON's provenance hash covers (scripts/area_cells.py).
 export AREA_INPUTS="$SV scripts/area.sh scripts/area_cells.py"
@@ -271,8 +271,9 @@ if "hif4_pe" in per and len(cols) > 1:
     groups = {
         "element products + integer tree": ["hif4_dot64", "fp4_dot16"],
         "scale products, application, alignment, FP32 accumulate / round":
-            ["hif4_combine", "nvfp4_combine", "fp4sim_fp32_add_rne", "bs_k64_combine", "fp4sim_fix_to_fp32_rz"],
-        "pipeline registers": ["fp4sim_pipe_reg", "fp4sim_pipe_chain"],
+            ["hif4_scale", "nvfp4_scale", "fp4sim_fp32_add", "fp4sim_fix_add", "bs_k64_scale", "bs_k64_sum",
+             "fp4sim_fix_to_fp32_rz"],
+        "pipeline registers": ["fp4sim_pipe_reg", "fp4sim_pipe_chain", "fp4sim_pe_shell"],
     }
     bd = {n: breakdown(n, groups) for n in cols}
     print("\n## 64-length PEs by block: transistors incl. flops (cells / flops), ratio hif4_pe / other\n")

@@ -22,13 +22,13 @@ CONTROL = re.compile(r'(^|\.)(clk_i|rst_ni|in_valid_i|in_ready_o|out_valid_o|out
 # Only three provable kinds; bits above the largest *reachable* magnitude, which depend on operand
 # ranges, are not excluded and show up in the list of untoggled bits.
 EXCLUDE = [
-    ('fp4sim_fp32_add_rne', r'(a_al|b_full|b_lost)\[[0-2]\]',
+    ('fp4sim_fp32_add_round', r'(a_al|b_full|b_lost)\[[0-2]\]',
      "the three guard/round/sticky positions appended as 3'b000"),
     ('*', r'(ta|tb|tsa|tsb)\[\d+\]',
      'decode-table entry fields constant over the whole table of that format (neg of an unsigned format, '
      'inf of a format without Inf, significand bits of UE8M0 = 1, bit 3 of E6M2 significands 4..7): '
      'checked against rtl/fp4sim_pkg.sv by bit, see table_const()'),
-    ('*', r'(lz_o|lz|c_lz|t_lz|s_lz|dsat|rsh|lsh)\[\d+\]',
+    ('*', r'(lz_o|lz|c_lz|t_lz|s_lz|dist_o|dist_i|rsh|lsh)\[\d+\]',
      'bits of an 8-bit shift amount / leading-zero count above the bit length of its static maximum '
      '(the counted width, the saturation value, or 23 for lsh)'),
 ]
@@ -59,11 +59,14 @@ def static_max_bits(module, sig):
     """Bit length of the static maximum of a shift amount / count, or None."""
     if module.startswith('fp4sim_lzc'):
         return param(module, 'W', 63).bit_length() if sig == 'lz_o' else None
-    if module.startswith('fp4sim_fp32_add_rne'):
+    if module.startswith('fp4sim_fp32_add_prep'):
         w = max(param(module, 'T', 24), 24)
+        return (w + 5).bit_length() if sig in ('c_lz', 't_lz', 'dist_o') else None
+    if module.startswith('fp4sim_fp32_add_round'):
+        w = param(module, 'W', 24)
         if sig == 'lsh':
             return 5
-        return (w + 5).bit_length() if sig in ('c_lz', 't_lz', 's_lz', 'dsat', 'rsh') else None
+        return (w + 5).bit_length() if sig in ('s_lz', 'dist_i', 'rsh') else None
     if module.startswith('fp4sim_fix_to_fp32_rz'):
         if sig == 'lsh':
             return 5
@@ -72,11 +75,11 @@ def static_max_bits(module, sig):
 
 
 def table_of(module, sig):
-    if module.startswith('bs_k64_combine'):
+    if module.startswith('bs_k64_scale'):
         return 'DecUe4m3' if '__S0' in module else 'DecUe8m0'
-    if module.startswith('nvfp4_combine'):
+    if module.startswith('nvfp4_scale'):
         return 'DecUe4m3'
-    if module.startswith('hif4_combine'):
+    if module.startswith('hif4_scale'):
         return 'DecE6m2'
     if module.startswith('bs_k32_front') and sig in ('tsa', 'tsb'):
         return 'DecUe8m0'

@@ -35,7 +35,7 @@ struct BinDecl {
   const char* unreachable;  // nullptr, or why no operands can reach it
 };
 
-// RN units (hif4_pe, nvfp4_pe64): C + exact term, one round-to-nearest-even (fp4sim_fp32_add_rne).
+// RN units (hif4_pe, nvfp4_pe64): C + exact term, one round-to-nearest-even (fp4sim_fp32_add_prep + _round).
 constexpr const char* kNoOverflow =
     "the term is < 2^45 (hif4) / 2^30 (nvfp4): C + term reaches 2^128 only if C does (then C is Inf)";
 constexpr const char* kSubExact =
