@@ -25,22 +25,28 @@ module bs_k64_scale #(
   localparam int unsigned NW    = 20;
   localparam int unsigned EW    = 12;
 
-  // ---- scale decode (lookup tables of fp4sim_pkg)
+  // ---- scale decode (lookup tables of fp4sim_pkg). One dec_t per loop step, fields kept in flat
+  // vectors: yosys 0.23 mis-reads member selects on arrays of structs.
   /* verilator lint_off UNUSEDSIGNAL */
-  fp4sim_pkg::dec_t [NumSc-1:0] ta, tb;  // scales: only nan, exp and sig are read
+  fp4sim_pkg::dec_t      da, db;  // scales: only nan, exp and sig are read
   /* verilator lint_on UNUSEDSIGNAL */
+  logic [NumSc*4-1:0]    sig_a, sig_b;
+  logic [NumSc*EW-1:0]   exp_ab;  // exp(sA) + exp(sB)
 
   always_comb begin
     nan_o = 1'b0;
     for (int j = 0; j < NumSc; j++) begin
       if (ScaleFmt == 0) begin
-        ta[j] = fp4sim_pkg::DecUe4m3[{sfa_i[j*8 +: 7], 4'd0} +: 16];
-        tb[j] = fp4sim_pkg::DecUe4m3[{sfb_i[j*8 +: 7], 4'd0} +: 16];
+        da = fp4sim_pkg::DecUe4m3[{sfa_i[j*8 +: 7], 4'd0} +: 16];
+        db = fp4sim_pkg::DecUe4m3[{sfb_i[j*8 +: 7], 4'd0} +: 16];
       end else begin
-        ta[j] = fp4sim_pkg::DecUe8m0[{sfa_i[j*8 +: 8], 4'd0} +: 16];
-        tb[j] = fp4sim_pkg::DecUe8m0[{sfb_i[j*8 +: 8], 4'd0} +: 16];
+        da = fp4sim_pkg::DecUe8m0[{sfa_i[j*8 +: 8], 4'd0} +: 16];
+        db = fp4sim_pkg::DecUe8m0[{sfb_i[j*8 +: 8], 4'd0} +: 16];
       end
-      nan_o = nan_o | ta[j].nan | tb[j].nan;
+      nan_o               = nan_o | da.nan | db.nan;
+      sig_a[j*4 +: 4]     = da.sig;
+      sig_b[j*4 +: 4]     = db.sig;
+      exp_ab[j*EW +: EW]  = EW'($signed(da.exp)) + EW'($signed(db.exp));
     end
   end
 
@@ -59,9 +65,9 @@ module bs_k64_scale #(
       // One block-32 scale serves two groups.
       n_neg_o[g]           = sum_i[g*13+12];
       s_mag                = sum_i[g*13+12] ? 12'(-sum_i[g*13 +: 13]) : sum_i[g*13 +: 12];
-      sprod                = 8'(ta[g*16/Block].sig) * 8'(tb[g*16/Block].sig);
+      sprod                = 8'(sig_a[(g*16/Block)*4 +: 4]) * 8'(sig_b[(g*16/Block)*4 +: 4]);
       n_mag_o[g*NW +: NW]  = NW'(s_mag) * NW'(sprod);
-      g_e[g*EW +: EW]      = EW'($signed(ta[g*16/Block].exp)) + EW'($signed(tb[g*16/Block].exp));
+      g_e[g*EW +: EW]      = exp_ab[(g*16/Block)*EW +: EW];
     end
     max_e = c_e;
     for (int g = 0; g < 4; g++) begin

@@ -60,7 +60,7 @@ SV="rtl/fp4sim_pkg.sv rtl/fp4sim_dp_pkg.sv rtl/fp4sim_pipe_reg.sv rtl/fp4sim_pip
     rtl/fp4sim_pe_shell.sv rtl/fp4sim_lzc.sv rtl/fp4sim_fix_to_fp32_rz.sv rtl/fp4sim_fp32_add_prep.sv
     rtl/fp4sim_fp32_add_round.sv rtl/fp4sim_fix_add_rne.sv rtl/fp4_dot16.sv rtl/bs_k64_scale.sv rtl/bs_k64_sum.sv
     rtl/bs_dot_k64.sv rtl/bs_k32_front.sv rtl/bs_k32_combine.sv rtl/bs_dot_k32.sv rtl/hif4_dot64.sv
-    rtl/hif4_scale.sv rtl/hif4_pe.sv rtl/nvfp4_scale.sv rtl/nvfp4_pe64.sv"
+    rtl/hif4_scale.sv rtl/hif4_pe.sv rtl/nvfp4_scale.sv rtl/nvfp4_pe64.sv rtl/nvfp4_pts_mul.sv"
 SV=$(echo $SV)
 # What the JSON's provenance hash covers (scripts/area_cells.py).
 export AREA_INPUTS="$SV scripts/area.sh scripts/area_cells.py"
@@ -73,12 +73,14 @@ fi
 declare -A TOP=(
   [hif4_pe]="hif4_pe|-set PipeDepth 3"
   [nvfp4_pe64]="nvfp4_pe64|-set PipeDepth 3"
+  [nvfp4_pe64_fixed]="nvfp4_pe64|-set PipeDepth 3 -set BackEnd 1"
+  [nvfp4_pts_mul]="nvfp4_pts_mul|-set PipeDepth 3"
   [bs_dot_k64_ue4m3_b16]="bs_dot_k64|-set ScaleFmt 0 -set Block 16 -set PipeDepth 3"
   [bs_dot_k64_ue8m0_b32]="bs_dot_k64|-set ScaleFmt 1 -set Block 32 -set PipeDepth 3"
   [bs_dot_k32]="bs_dot_k32|-set PipeDepth 2"
 )
 if [ -n "$JSON" ]; then
-  NAMES=${TOPS:-"hif4_pe nvfp4_pe64 bs_dot_k64_ue4m3_b16 bs_dot_k64_ue8m0_b32 bs_dot_k32"}
+  NAMES=${TOPS:-"hif4_pe nvfp4_pe64 nvfp4_pe64_fixed nvfp4_pts_mul bs_dot_k64_ue4m3_b16 bs_dot_k64_ue8m0_b32 bs_dot_k32"}
 else
   NAMES=${TOPS:-"hif4_pe nvfp4_pe64 bs_dot_k64_ue4m3_b16 bs_dot_k64_ue8m0_b32"}
 fi
