@@ -4,8 +4,8 @@
 // `blackwell` model (MMA-Sim nv_fused_dot_add_with_block_scale).
 //
 // On the shared pipeline shell (fp4sim_pe_shell; PipeDepth = latency, see there). Front end: group
-// sums, scale application, largest exponent and alignment distances (bs_k64_scale); back end:
-// alignment shifts, the exact sum and its truncation to FP32 (bs_k64_sum).
+// sums, scale application, largest exponent and the alignment shifts (bs_k64_scale); back end: the
+// exact sum and its truncation to FP32 (bs_k64_sum).
 module bs_dot_k64 #(
   parameter int unsigned ScaleFmt  = 0,   // 0: UE4M3 (NVFP4), 1: UE8M0 (MXFP4)
   parameter int unsigned Block     = 16,  // elements per block scale: 16 or 32
@@ -26,6 +26,7 @@ module bs_dot_k64 #(
 );
 
   localparam int unsigned SfW = 64 / Block * 8;
+  localparam int unsigned XW  = 55 - ((ScaleFmt == 0) ? 8 : 2);  // aligned group term (bs_k64_scale)
 
   typedef struct packed {
     logic [255:0]   a;
@@ -35,14 +36,12 @@ module bs_dot_k64 #(
     logic [31:0]    c;
   } in_t;
 
-  // Scaled group terms and C with their alignment distances, and the special outcome.
+  // Scaled group terms and C aligned to 2^(max_e - 35), and the special outcome.
   typedef struct packed {
-    logic [4*20-1:0] n_mag;
+    logic [4*XW-1:0] x_mag;
     logic [3:0]      n_neg;
-    logic [4*6-1:0]  g_sh;
-    logic [23:0]     c_mag;
+    logic [35:0]     xc_mag;
     logic            c_neg;
-    logic [5:0]      c_sh;
     logic [11:0]     max_e;
     logic [1:0]      special;  // fp4sim_dp_pkg::special_e (yosys 0.23: no package types in structs)
   } mid_t;
@@ -97,16 +96,14 @@ module bs_dot_k64 #(
     .sum_i   (sums),
     .sfa_i   (fe.sfa),
     .sfb_i   (fe.sfb),
-    .c_exp_i (fe.c[30:23]),
-    .n_mag_o (mid_d.n_mag),
-    .n_neg_o (mid_d.n_neg),
-    .g_sh_o  (mid_d.g_sh),
-    .c_sh_o  (mid_d.c_sh),
-    .max_e_o (mid_d.max_e),
-    .nan_o   (scale_nan)
+    .c_mag_i  (fe.c[30:0]),
+    .x_mag_o  (mid_d.x_mag),
+    .xc_mag_o (mid_d.xc_mag),
+    .n_neg_o  (mid_d.n_neg),
+    .max_e_o  (mid_d.max_e),
+    .nan_o    (scale_nan)
   );
 
-  assign mid_d.c_mag = {fe.c[30:23] != 8'd0, fe.c[22:0]};
   assign mid_d.c_neg = fe.c[31];
 
   // NaN in a scale or in C -> canonical NaN (checked first); C = +-Inf -> C (fp4sim's choice,
@@ -127,14 +124,12 @@ module bs_dot_k64 #(
   bs_k64_sum #(
     .ScaleFmt (ScaleFmt)
   ) u_sum (
-    .n_mag_i (be.n_mag),
-    .n_neg_i (be.n_neg),
-    .g_sh_i  (be.g_sh),
-    .c_mag_i (be.c_mag),
-    .c_neg_i (be.c_neg),
-    .c_sh_i  (be.c_sh),
-    .max_e_i (be.max_e),
-    .d_o     (d_fin)
+    .x_mag_i  (be.x_mag),
+    .n_neg_i  (be.n_neg),
+    .xc_mag_i (be.xc_mag),
+    .c_neg_i  (be.c_neg),
+    .max_e_i  (be.max_e),
+    .d_o      (d_fin)
   );
 
   always_comb begin

@@ -1,7 +1,8 @@
-// Blackwell K=64 FP4 slice, scale application (MMA-Sim nv_fused_dot_add_with_block_scale, first
-// half; the second is bs_k64_sum): applies the block scales to the four exact group sums as
-// integers N_g with exponents, finds the largest exponent among them and C, and each operand's
-// alignment distance to it. Combinational.
+// Blackwell K=64 FP4 slice, scale application and alignment (MMA-Sim
+// nv_fused_dot_add_with_block_scale, first half; the second is bs_k64_sum): applies the block scales
+// to the four exact group sums as integers N_g with exponents, finds the largest exponent among
+// them and C, and shifts each term and C to the grid 2^(max_e - 35), truncating toward zero.
+// Combinational.
 //   group term g: s * sig(sA) * sig(sB) * 2^(exp(sA) + exp(sB)), s = sum_i[g] / 4; the exponent
 //   counts even when every product of the group is zero (a zero UE4M3 scale counts as -126).
 //   NaN in any scale sets nan_o.
@@ -12,17 +13,23 @@ module bs_k64_scale #(
   input  logic [4*13-1:0]       sum_i,  // four signed group sums of (2a)(2b)
   input  logic [64/Block*8-1:0] sfa_i,  // scale codes, scale j covers elements j*Block ..
   input  logic [64/Block*8-1:0] sfb_i,
-  input  logic [7:0]            c_exp_i,  // C's biased exponent field
-  output logic [4*20-1:0]       n_mag_o,  // |N_g| = |sum| * mA * mB <= 2304 * 15 * 15 < 2^20
+  input  logic [30:0]           c_mag_i,  // C without its sign
+  // Aligned magnitudes: group terms XW = 20 + 35 - Off bits, C 36 bits (Off: see below).
+  output logic [4*(55-((ScaleFmt == 0) ? 8 : 2))-1:0] x_mag_o,
+  output logic [35:0]           xc_mag_o,
   output logic [3:0]            n_neg_o,
-  output logic [4*6-1:0]        g_sh_o,   // max_e - e_g, saturated at 63
-  output logic [5:0]            c_sh_o,   // max_e - e_C, saturated at 63
   output logic [11:0]           max_e_o,  // signed
   output logic                  nan_o
 );
 
   localparam int unsigned NumSc = 64 / Block;
-  localparam int unsigned NW    = 20;
+  localparam int unsigned Frac  = 35;
+  // Group term = N * 2^(eA + eB - Off) with N = sum * mA * mB (mA, mB integer significands).
+  localparam int unsigned Off   = (ScaleFmt == 0) ? 8 : 2;  // 2 + 2 * mbits(scale)
+  localparam int unsigned Lsh   = Frac - Off;               // N's shift when e_g == max_e
+  localparam int unsigned NW    = 20;                       // |N| <= 2304 * 15 * 15 < 2^20
+  localparam int unsigned XW    = NW + Lsh;                 // aligned group term
+  localparam int unsigned CW    = 24 + Frac - 23;           // aligned C (C's LSB is 2^(ec-23))
   localparam int unsigned EW    = 12;
 
   // ---- scale decode (lookup tables of fp4sim_pkg). One dec_t per loop step, fields kept in flat
@@ -50,14 +57,18 @@ module bs_k64_scale #(
     end
   end
 
-  // ---- C's exponent (its significand goes to the back end as it is)
+  // ---- C
   logic signed [EW-1:0] c_e;
-  assign c_e = (c_exp_i == 8'd0) ? EW'(-126) : EW'($signed({1'b0, c_exp_i})) - EW'(127);
+  logic [23:0]          c_sig;
+  assign c_e   = (c_mag_i[30:23] == 8'd0) ? EW'(-126) : EW'($signed({1'b0, c_mag_i[30:23]})) - EW'(127);
+  assign c_sig = {c_mag_i[30:23] != 8'd0, c_mag_i[22:0]};
 
   // ---- group terms: integer N_g and exponent e_g, then the largest exponent
   logic [4*EW-1:0]      g_e;
+  logic [4*NW-1:0]      n_mag;
   logic [11:0]          s_mag;
   logic [7:0]           sprod;
+  logic [5:0]           sh;
   logic signed [EW-1:0] max_e;
 
   always_comb begin
@@ -66,20 +77,21 @@ module bs_k64_scale #(
       n_neg_o[g]           = sum_i[g*13+12];
       s_mag                = sum_i[g*13+12] ? 12'(-sum_i[g*13 +: 13]) : sum_i[g*13 +: 12];
       sprod                = 8'(sig_a[(g*16/Block)*4 +: 4]) * 8'(sig_b[(g*16/Block)*4 +: 4]);
-      n_mag_o[g*NW +: NW]  = NW'(s_mag) * NW'(sprod);
+      n_mag[g*NW +: NW]    = NW'(s_mag) * NW'(sprod);
       g_e[g*EW +: EW]      = exp_ab[(g*16/Block)*EW +: EW];
     end
     max_e = c_e;
     for (int g = 0; g < 4; g++) begin
       if ($signed(g_e[g*EW +: EW]) > max_e) max_e = $signed(g_e[g*EW +: EW]);
     end
-    // Distances >= 63 shift every bit out (the aligned terms are narrower than 63 bits).
+    // Distances >= 63 shift every bit out (XW < 63).
     for (int g = 0; g < 4; g++) begin
-      g_sh_o[g*6 +: 6] = (max_e - $signed(g_e[g*EW +: EW]) > EW'(62)) ? 6'd63
-                                                                      : 6'(max_e - $signed(g_e[g*EW +: EW]));
+      sh = (max_e - $signed(g_e[g*EW +: EW]) > EW'(62)) ? 6'd63 : 6'(max_e - $signed(g_e[g*EW +: EW]));
+      x_mag_o[g*XW +: XW] = {n_mag[g*NW +: NW], {Lsh{1'b0}}} >> sh;
     end
-    c_sh_o  = (max_e - c_e > EW'(62)) ? 6'd63 : 6'(max_e - c_e);
-    max_e_o = max_e;
+    sh       = (max_e - c_e > EW'(62)) ? 6'd63 : 6'(max_e - c_e);
+    xc_mag_o = {c_sig, {(Frac - 23){1'b0}}} >> sh;
+    max_e_o  = max_e;
   end
 
 endmodule
