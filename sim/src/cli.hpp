@@ -130,5 +130,7 @@ int cmd_vectors(const Invocation& inv);
 int cmd_replay(const Invocation& inv);
 int cmd_run(const Invocation& inv);
 int cmd_whatif(const Invocation& inv);
+int cmd_regress(const Invocation& inv);
+int cmd_study(const Invocation& inv);
 
 }  // namespace fp4sim::cli

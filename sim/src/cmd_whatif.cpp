@@ -15,7 +15,10 @@
 
 #include "cli.hpp"
 #include "fp4sim/io/atomic_file.hpp"
+#include "fp4sim/io/crc32.hpp"
+#include "fp4sim/io/manifest.hpp"
 #include "fp4sim/linear.hpp"
+#include "scaleout.hpp"
 #ifdef FP4SIM_HAVE_MODELS
 #include "fp4sim/models/models.hpp"
 #include "fp4sim_area_json.hpp"  // kAreaJson: rtl/area.json (sim/CMakeLists.txt)
@@ -32,7 +35,7 @@ namespace po = boost::program_options;
 constexpr const char* kUsage =
     "whatif [--engine tensor-core|cube|both] [--m M --n N --k K] [--format F ...]\n"
     "           [--sweep KEY=V1,V2,... ...] [--param KEY=VALUE ...] [--config FILE.json]\n"
-    "           [--timing analytic|cycle] [--out FILE.csv]";
+    "           [--timing analytic|cycle] [--out FILE.csv] [--resume] [--shard-size N]";
 
 #ifdef FP4SIM_HAVE_MODELS
 namespace fm = fp4sim::models;
@@ -209,7 +212,11 @@ int cmd_whatif(const Invocation& inv) {
        "sweep a parameter (or m, n, k) over values (repeatable: cartesian product in the order given, last key "
        "fastest)")
       ("timing", po::value<std::string>()->value_name("T"), "analytic (default) or cycle")
-      ("out", po::value<std::string>()->value_name("FILE"), "CSV file (default out/whatif.csv)");
+      ("out", po::value<std::string>()->value_name("FILE"), "CSV file (default out/whatif.csv)")
+      ("resume", "continue an interrupted run from FILE.partial (only its missing shards run)")
+      ("shard-size", po::value<std::string>()->value_name("N"),
+       "configurations per shard (default 64 analytic, 1 cycle); under mpirun / srun the shards are spread over "
+       "the ranks");
 #ifdef FP4SIM_HAVE_MODELS
   add_model_param_options(od);
 #endif
@@ -224,8 +231,10 @@ int cmd_whatif(const Invocation& inv) {
   if (engine != "tensor-core" && engine != "cube" && engine != "both")
     throw UsageError("--engine must be tensor-core, cube or both");
   const fs::path out = get_or(vm, "out", "out/whatif.csv");
+  const size_t shard_size =
+      vm.count("shard-size") ? static_cast<size_t>(parse_uint("shard-size", vm["shard-size"].as<std::string>(), 1, 1u << 30)) : 0;
 #ifndef FP4SIM_HAVE_MODELS
-  (void)out;
+  (void)out, (void)shard_size;
   throw std::runtime_error("fp4sim was built without the SystemC models (configure with FP4SIM_SYSTEMC=ON)");
 #else
   std::vector<EngineKind> engines;
@@ -350,44 +359,7 @@ int cmd_whatif(const Invocation& inv) {
     if (cores > 0) fm::reserve_cores(e, cores);
   }
 
-  std::vector<Row> rows;
-  rows.reserve(configs.size());
-  size_t failed = 0;
-  std::string first_error;
-  const auto t0 = std::chrono::steady_clock::now();
-  auto last_print = t0;
-  auto maybe_print = [&](size_t done, double frac_of_current) {
-    const auto now = std::chrono::steady_clock::now();
-    if (std::chrono::duration<double>(now - last_print).count() < 1.0) return;
-    last_print = now;
-    std::fprintf(stderr, "whatif: %zu of %zu configurations done (%.0f%%), %zu failed, %.0f s\n", done,
-                 configs.size(), 100.0 * (static_cast<double>(done) + frac_of_current) / static_cast<double>(configs.size()),
-                 failed, seconds_since(t0));
-  };
-  for (const Config& c : configs) {
-    fm::Workload w;
-    w.cfg = mma_config_for(c.format);
-    w.model = w.cfg.model;
-    w.M = c.M;
-    w.N = c.N;
-    w.K = c.K;
-    w.timing_only = true;
-    fm::RunOptions o;
-    o.timing = timing;
-    const size_t done = rows.size();
-    o.progress = [&](double f) { maybe_print(done, f); };
-    Row r{c, std::nullopt, {}};
-    try {
-      r.stats = fm::run(c.p, w, o).stats;
-    } catch (const std::invalid_argument& e) {
-      r.error = e.what();
-      if (failed++ == 0) first_error = r.error;
-    }
-    rows.push_back(std::move(r));
-    maybe_print(rows.size(), 0.0);
-  }
-
-  // ---- CSV ----
+  // ---- CSV columns ----
   const std::vector<std::string> pcols =
       union_columns(engines, [](EngineKind e) {
         std::vector<std::string_view> keys;
@@ -396,15 +368,16 @@ int cmd_whatif(const Invocation& inv) {
       });
   const std::vector<std::string> scols = union_columns(engines, [](EngineKind e) { return fm::stall_causes(e); });
   const std::vector<std::string> bcols = union_columns(engines, [](EngineKind e) { return fm::byte_levels(e); });
-  std::ostringstream csv;
-  for (const std::string& k : pcols) csv << k << ",";
-  csv << "engine,format,m,n,k,timing,map_tile_m,map_tile_n,map_tile_k,map_l1_k,map_stages,map_raster,cycles,"
-         "compute_cycles,instructions,tiles,macs_per_cycle,utilization,compute_roofline_cycles,"
-         "memory_roofline_cycles,mappings_evaluated,area_unit,area_mm2,fmax_mhz,time_us,macs_per_s_per_mm2";
-  for (const std::string& s : scols) csv << ",stall_" << s;
-  for (const std::string& b : bcols) csv << ",bytes_" << b;
-  csv << ",error\n";
-  for (const Row& r : rows) {
+  std::ostringstream head;
+  for (const std::string& k : pcols) head << k << ",";
+  head << "engine,format,m,n,k,timing,map_tile_m,map_tile_n,map_tile_k,map_l1_k,map_stages,map_raster,cycles,"
+          "compute_cycles,instructions,tiles,macs_per_cycle,utilization,compute_roofline_cycles,"
+          "memory_roofline_cycles,mappings_evaluated,area_unit,area_mm2,fmax_mhz,time_us,macs_per_s_per_mm2";
+  for (const std::string& s : scols) head << ",stall_" << s;
+  for (const std::string& b : bcols) head << ",bytes_" << b;
+  head << ",error\n";
+  const auto csv_row = [&](const Row& r) {
+    std::ostringstream csv;
     const Config& c = r.c;
     const bool cube = c.engine == EngineKind::Cube;
     for (const std::string& k : pcols)
@@ -442,13 +415,78 @@ int cmd_whatif(const Invocation& inv) {
     for (const std::string& b : bcols)
       csv << "," << (r.stats && contains(levels, std::string_view(b)) ? std::to_string(r.stats->bytes_of(b)) : "");
     csv << "," << csv_cell(r.error) << "\n";
+    return csv.str();
+  };
+
+  // ---- the configurations, sharded over MPI ranks (docs/scale-out.md); one CSV in configuration order ----
+  const scaleout::World& world = scaleout::World::get();
+  size_t failed = 0, done = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto last_print = t0;
+  auto maybe_print = [&](size_t n_done, double frac_of_current) {
+    const auto now = std::chrono::steady_clock::now();
+    if (!world.root() || std::chrono::duration<double>(now - last_print).count() < 1.0) return;
+    last_print = now;
+    std::fprintf(stderr, "whatif: %s%zu of %zu configurations done (%.0f%%), %zu failed, %.0f s\n",
+                 world.size() > 1 ? "rank 0: " : "", n_done, configs.size(),
+                 100.0 * (static_cast<double>(n_done) + frac_of_current) / static_cast<double>(configs.size()), failed,
+                 seconds_since(t0));
+  };
+  // What the rows depend on, checked by --resume: every configuration's engine, format, shape and
+  // parameters, the timing mode and the sharding.
+  uint32_t configs_crc = 0;
+  for (const Config& c : configs) {
+    std::string line = std::string(fm::engine_name(c.engine)) + " " + std::string(info(c.format).name) + " " +
+                       std::to_string(c.M) + " " + std::to_string(c.N) + " " + std::to_string(c.K);
+    for (const fm::ParamDesc& d : fm::param_table(c.engine)) {
+      line += ' ';  // (not " " + ...: GCC 12 warns -Wrestrict on that)
+      line += fm::get_param(c.p, d.key);
+    }
+    configs_crc = io::crc32(line + "\n", configs_crc);
   }
-  io::write_file_atomic(out, csv.str());
-  std::cout << "wrote " << rows.size() << " configurations to " << out.string() << " ("
-            << fmt_num("%.1f", seconds_since(t0)) << " s, " << fm::timing_name(timing) << " timing)\n";
-  if (failed)
-    throw std::runtime_error("whatif: " + std::to_string(failed) + " of " + std::to_string(rows.size()) +
-                             " configurations failed: " + first_error);
+  scaleout::RowJobSpec job;
+  job.label = "whatif";
+  job.out = out;
+  job.header = head.str();
+  job.items = configs.size();
+  job.shard_size = shard_size ? shard_size : (timing == fm::Timing::Analytic ? 64 : 1);
+  job.resume = vm.count("resume") > 0;
+  job.plan = "fp4sim whatif\nversion " + std::string(io::tool_version()) + "\ntiming " +
+             std::string(fm::timing_name(timing)) + "\nconfigurations " + std::to_string(configs.size()) + " crc32 " +
+             io::crc32_hex(configs_crc) + "\ncolumns crc32 " + io::crc32_hex(io::crc32(job.header)) + "\nshard-size " +
+             std::to_string(job.shard_size) + "\n";
+  job.prepare = [&] {
+    if (out.has_parent_path()) fs::create_directories(out.parent_path());
+  };
+  job.run = [&](size_t i) {
+    const Config& c = configs[i];
+    fm::Workload w;
+    w.cfg = mma_config_for(c.format);
+    w.model = w.cfg.model;
+    w.M = c.M;
+    w.N = c.N;
+    w.K = c.K;
+    w.timing_only = true;
+    fm::RunOptions o;
+    o.timing = timing;
+    o.progress = [&](double f) { maybe_print(done, f); };
+    Row r{c, std::nullopt, {}};
+    try {
+      r.stats = fm::run(c.p, w, o).stats;
+    } catch (const std::invalid_argument& e) {
+      r.error = e.what();
+      ++failed;
+    }
+    maybe_print(++done, 0.0);
+    return scaleout::RowItem{csv_row(r), r.error, ""};
+  };
+  const scaleout::RowJobOutcome res = scaleout::run_row_job(job);
+  if (world.root())
+    std::cout << "wrote " << configs.size() << " configurations to " << out.string() << " ("
+              << fmt_num("%.1f", seconds_since(t0)) << " s, " << fm::timing_name(timing) << " timing)\n";
+  if (res.failed)
+    throw std::runtime_error("whatif: " + std::to_string(res.failed) + " of " + std::to_string(configs.size()) +
+                             " configurations failed: " + res.first_error);
   return kExitOk;
 #endif
 }

@@ -10,6 +10,7 @@
 
 #include "cli.hpp"
 #include "fp4sim/io/manifest.hpp"
+#include "scaleout.hpp"
 
 namespace {
 
@@ -34,6 +35,10 @@ constexpr Command kCommands[] = {
     {"replay", "re-check a vector suite bit for bit on a target (golden, ...)", fp4sim::cli::cmd_replay},
     {"run", "LLM-like linear layer on the SystemC tensor-core and cube models, checked vs golden", fp4sim::cli::cmd_run},
     {"whatif", "sweep model parameters (timing only); write one CSV row per configuration", fp4sim::cli::cmd_whatif},
+    {"regress", "seeded random checks of RTL, SystemC models and GPU-host arithmetic vs golden (MPI-sharded)",
+     fp4sim::cli::cmd_regress},
+    {"study", "every linear layer of a transformer shape on both engines and every format (MPI-sharded)",
+     fp4sim::cli::cmd_study},
 };
 
 const Command* find_command(std::string_view name) {
@@ -64,7 +69,9 @@ std::string one_line(std::string_view msg) {
 }
 
 int report(std::string_view msg, int code) {
-  std::cerr << "fp4sim: error: " << one_line(msg) << "\n";
+  // Under mpirun / srun every rank fails the same way (scale-out commands hand rank-local errors to
+  // rank 0): one line from rank 0, not one per rank.
+  if (fp4sim::scaleout::launcher_rank() == 0) std::cerr << "fp4sim: error: " << one_line(msg) << "\n";
   return code;
 }
 
