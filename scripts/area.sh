@@ -150,6 +150,18 @@ if [ -n "$JSON" ]; then
     python3 scripts/area_cells.py sta "$OUT" "$name" "$module" "$LIBERTY"
     echo "area.sh: $name synthesized in $(cat "$OUT/$name.time") s, timed in $((SECONDS - t0 - $(cat "$OUT/$name.time"))) s" >&2
   }
+  # The element arrays alone (area_cells.py ELEM_BLOCK): mapped the same way, area only.
+  block_one() {
+    local blk=$1
+    yosys -q -l "$OUT/_block_$blk.log" -p "
+      read_verilog -sv $SV
+      hierarchy -check -top $blk
+      synth -top $blk -flatten
+      abc -liberty $LIBERTY -constr $OUT/abc.constr
+      opt_clean
+      tee -q -o $OUT/_block_$blk.stat.txt stat -liberty $LIBERTY
+    " >/dev/null || echo "area.sh: element block $blk failed, see $OUT/_block_$blk.log" >&2
+  }
   if [ -z "${REPORT_ONLY:-}" ]; then
     # bs_dot_k32 (the slow one) first, so that the others run beside it; JOBS at a time.
     order=""
@@ -159,6 +171,10 @@ if [ -n "$JSON" ]; then
     for n in $order; do
       while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n || true; done
       cells_one "$n" &
+    done
+    for blk in hif4_dot64 fp4_dot16; do
+      while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n || true; done
+      block_one "$blk" &
     done
     wait
   fi

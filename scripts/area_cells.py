@@ -5,7 +5,8 @@
       OUTDIR/UNIT.v is the flattened netlist yosys mapped to LIBERTY (flip-flops named after the
       register they implement, e.g. `u_mid.g_reg.data_q[12]_reg`; every other name hidden).
       Renames the flip-flops to plain identifiers, sorts them into the pipeline registers
-      (u_in, u_mid, u_out.g_stage[k], in that order, whatever the instance path above them),
+      (u_in, u_mid, u_out.g_stage[k], in that order, whatever the instance path above them: every
+      unit has one fp4sim_pe_shell, so the labels drop the path),
       writes OUTDIR/UNIT.sta.v, OUTDIR/UNIT.sta.tcl, runs `sta` and writes OUTDIR/UNIT.timing.json.
       Without `sta` (or when it fails) the timing falls back to abc's delay estimate from
       OUTDIR/UNIT.log (one figure for the whole netlist) and says so ("source": "abc").
@@ -38,6 +39,15 @@ import subprocess
 import sys
 
 CLOCK_PORT = "clk_i"
+# Each unit's element array (its front end's lane products and integer tree) as a module that
+# scripts/area.sh synthesizes alone: (module, instances). fmax and stage areas come from the unit.
+ELEM_BLOCK = {
+    "hif4_pe": ("hif4_dot64", 1),
+    "nvfp4_pe64": ("fp4_dot16", 4),
+    "nvfp4_pe64_fixed": ("fp4_dot16", 4),
+    "bs_dot_k64_ue4m3_b16": ("fp4_dot16", 4),
+    "bs_dot_k64_ue8m0_b32": ("fp4_dot16", 4),
+}
 PERIOD_NS = 1000.0
 # Pipeline register instances (fp4sim_pipe_reg / fp4sim_pipe_chain) in data-flow order.
 REG_RE = re.compile(r"^(?P<pre>(?:.*\.)?)(?P<reg>u_in|u_mid|u_out\.g_stage\[(?P<k>\d+)\]\.u_reg)\.")
@@ -133,7 +143,7 @@ def sta(outdir, unit, top, liberty):
         raw = inst[1:] if inst.startswith("\\") else inst
         g = REG_RE.match(raw)
         if g:
-            key, label = reg_order(g["reg"], g["k"]), g["pre"] + reg_label(g["reg"])
+            key, label = reg_order(g["reg"], g["k"]), reg_label(g["reg"])
         else:
             key, label = 99, "other flops"
         new = plain(raw)
@@ -214,7 +224,7 @@ def sta(outdir, unit, top, liberty):
         res["flop_area_um2_by_register"] = {}
         for m in re.finditer(r"^  (DFF\w*|LATCH\w*) (\\\S+|\w+)\s+\(", net, re.M):
             g = REG_RE.match(m.group(2).lstrip("\\"))
-            label = g["pre"] + reg_label(g["reg"]) if g else "other flops"
+            label = reg_label(g["reg"]) if g else "other flops"
             d = res["flop_area_um2_by_register"]
             d[label] = d.get(label, 0.0) + lib[m.group(1)][0]
 
@@ -335,6 +345,12 @@ def report(outdir, json_path, names):
         if os.path.exists(tf):
             d["synth_s"] = int(open(tf).read().split()[0])
         d["cell_types"] = types
+        # The unit's element array (lane products + integer tree) synthesized alone, same flow.
+        blk, count = ELEM_BLOCK.get(n, (None, 0))
+        bstat = os.path.join(outdir, f"_block_{blk}.stat.txt") if blk else None
+        if bstat and os.path.exists(bstat):
+            d["elem_block"] = {"module": blk, "count": count}
+            d["elem_area_um2"] = round(count * parse_stat(bstat)[0], 1)
         data[n] = d
     data["_provenance"] = provenance()
     os.makedirs(os.path.dirname(os.path.abspath(json_path)), exist_ok=True)

@@ -51,10 +51,10 @@ using fm::EngineKind;
 // A tensor-core lane is one whole 64-element unit. A cube PE of pe_k elements keeps its back end and
 // scales the element array by pe_k / 64 (a PE narrower than the 64-element group accumulates the
 // group over 64 / pe_k cycles and still has one back end; wider PEs have pe_k / 64 of them). The
-// element array is the logic between the input and the mid register (stage "u_in -> u_mid": the
-// per-lane products and their integer tree) plus the input register's 512 element bits (their share
-// of its flops and of the enable logic in front of them, stage "in -> u_in"); the partial-sum
-// register that a narrower PE needs (17 to 52 flops) is not counted. The clock is the unit's
+// element array is the unit's lane products and integer tree synthesized alone ("elem_area_um2":
+// hif4_dot64, or 4 x fp4_dot16) plus the input register's 512 element bits (their share of its
+// flops and of the enable logic in front of them, stage "in -> u_in"); the partial-sum register
+// that a narrower PE needs (17 to 52 flops) is not counted. The clock is the unit's
 // fmax_mhz (its longest stage) whatever pe_k.
 struct UnitOf {
   EngineKind engine;
@@ -73,7 +73,7 @@ constexpr double kElemInputBits = 512;  // the input register's element bits: 2 
 struct UnitArea {
   std::string unit;
   double area_um2 = 0, fmax_mhz = 0;
-  double elem_um2 = -1;  // element array (see above); < 0 when the JSON has no per-stage areas
+  double elem_um2 = -1;  // element array (see above); < 0 when the JSON does not have it
 };
 
 // Every unit of kUnitOf that rtl/area.json reports (a skipped unit is left out).
@@ -101,7 +101,9 @@ const std::vector<UnitArea>& area_table() {
       const auto num = [](const nlohmann::json& o, const char* obj, const char* key) {
         return o.contains(obj) && o[obj].contains(key) && o[obj][key].is_number() ? o[obj][key].get<double>() : -1.0;
       };
-      const double logic = num(u, "logic_area_um2_by_stage", "u_in -> u_mid");
+      const double logic = u.contains("elem_area_um2") && u["elem_area_um2"].is_number()
+                               ? u["elem_area_um2"].get<double>()
+                               : -1.0;
       const double in_logic = num(u, "logic_area_um2_by_stage", "in -> u_in");
       const double in_flops = num(u, "flop_area_um2_by_register", "u_in");
       const double in_bits = num(u, "flops_by_register", "u_in");

@@ -762,7 +762,7 @@ TEST(CliWhatif, AFailedConfigurationKeepsTheOthers) {
 TEST(CliWhatif, AreaAndClockFollowRtlAreaJson) {
   // The area / clock model of docs/whatif.md, re-derived here from rtl/area.json as read by this test
   // (scripts/area.sh --json: OSU 0.18 um cells, OpenSTA):
-  //   elem = logic "u_in -> u_mid" + 512 / flops(u_in) * (flop area(u_in) + logic "in -> u_in")
+  //   elem = elem_area_um2 + 512 / flops(u_in) * (flop area(u_in) + logic "in -> u_in")
   //   unit(pe_k) = elem * f + (area_um2 - elem) * max(1, f),  f = pe_k / 64,
   // times the units of the chip: dot_lanes x cores (tensor core, pe_k = 64), rows x cols x cores (cube);
   // time_us = cycles / fmax_mhz, macs_per_s_per_mm2 = M N K / time / area.
@@ -774,7 +774,7 @@ TEST(CliWhatif, AreaAndClockFollowRtlAreaJson) {
   auto um2 = [&](const std::string& unit, int pe_k) {
     const nlohmann::json& u = j.at(unit);
     const double area = u.at("area_um2").get<double>();
-    const double elem = u.at("logic_area_um2_by_stage").at("u_in -> u_mid").get<double>() +
+    const double elem = u.at("elem_area_um2").get<double>() +
                         512.0 / u.at("flops_by_register").at("u_in").get<double>() *
                             (u.at("flop_area_um2_by_register").at("u_in").get<double>() +
                              u.at("logic_area_um2_by_stage").at("in -> u_in").get<double>());
