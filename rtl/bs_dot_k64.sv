@@ -4,8 +4,9 @@
 // `blackwell` model (MMA-Sim nv_fused_dot_add_with_block_scale).
 //
 // On the shared pipeline shell (fp4sim_pe_shell; PipeDepth = latency, see there). Front end: group
-// sums, scale application, largest exponent and the alignment shifts (bs_k64_scale); back end: the
-// exact sum and its truncation to FP32 (bs_k64_sum).
+// sums, scale application, largest exponent, the alignment shifts and a carry-save reduction of the
+// five terms (bs_k64_scale); back end: the one carry-propagate add and the truncation to FP32
+// (bs_k64_sum).
 module bs_dot_k64 #(
   parameter int unsigned ScaleFmt  = 0,   // 0: UE4M3 (NVFP4), 1: UE8M0 (MXFP4)
   parameter int unsigned Block     = 16,  // elements per block scale: 16 or 32
@@ -26,7 +27,7 @@ module bs_dot_k64 #(
 );
 
   localparam int unsigned SfW = 64 / Block * 8;
-  localparam int unsigned XW  = 55 - ((ScaleFmt == 0) ? 8 : 2);  // aligned group term (bs_k64_scale)
+  localparam int unsigned TW  = 58 - ((ScaleFmt == 0) ? 8 : 2);  // exact sum width (bs_k64_scale)
 
   typedef struct packed {
     logic [255:0]   a;
@@ -36,12 +37,10 @@ module bs_dot_k64 #(
     logic [31:0]    c;
   } in_t;
 
-  // Scaled group terms and C aligned to 2^(max_e - 35), and the special outcome.
+  // The exact sum of the aligned terms and C in carry-save form, and the special outcome.
   typedef struct packed {
-    logic [4*XW-1:0] x_mag;
-    logic [3:0]      n_neg;
-    logic [35:0]     xc_mag;
-    logic            c_neg;
+    logic [TW-1:0]   sum;
+    logic [TW-1:0]   carry;
     logic [11:0]     max_e;
     logic [1:0]      special;  // fp4sim_dp_pkg::special_e (yosys 0.23: no package types in structs)
   } mid_t;
@@ -96,15 +95,12 @@ module bs_dot_k64 #(
     .sum_i   (sums),
     .sfa_i   (fe.sfa),
     .sfb_i   (fe.sfb),
-    .c_mag_i  (fe.c[30:0]),
-    .x_mag_o  (mid_d.x_mag),
-    .xc_mag_o (mid_d.xc_mag),
-    .n_neg_o  (mid_d.n_neg),
+    .c_i      (fe.c),
+    .sum_o    (mid_d.sum),
+    .carry_o  (mid_d.carry),
     .max_e_o  (mid_d.max_e),
     .nan_o    (scale_nan)
   );
-
-  assign mid_d.c_neg = fe.c[31];
 
   // NaN in a scale or in C -> canonical NaN (checked first); C = +-Inf -> C (fp4sim's choice,
   // MMA-Sim raises there).
@@ -124,10 +120,8 @@ module bs_dot_k64 #(
   bs_k64_sum #(
     .ScaleFmt (ScaleFmt)
   ) u_sum (
-    .x_mag_i  (be.x_mag),
-    .n_neg_i  (be.n_neg),
-    .xc_mag_i (be.xc_mag),
-    .c_neg_i  (be.c_neg),
+    .sum_i    (be.sum),
+    .carry_i  (be.carry),
     .max_e_i  (be.max_e),
     .d_o      (d_fin)
   );

@@ -21,6 +21,10 @@
       Recomputes "_provenance" of JSON from AREA_INPUTS without touching the numbers. Only honest
       when no file that a reported unit reads has changed (scripts/area.sh --rehash).
 
+  area_cells.py ratios JSON
+      Prints the HiF4 / NVFP4 ratios of docs/area.md from JSON (element array, scale path, whole
+      PE, longest stage, area x delay; with the fixed-point back end and the PTS multiply).
+
   area_cells.py check JSON
       Exit 0 when the files named in JSON's "_provenance" (paths relative to the repository root)
       still hash to its "inputs_sha256", else print one line and exit 1 (CTest rtl_area_json_current).
@@ -408,6 +412,57 @@ def report(outdir, json_path, names):
     print(f"\nwrote {json_path}")
 
 
+def blocks(u):
+    """A unit's area split as docs/area.md compares PEs: element array (elem_area_um2, synthesized
+    alone), registers (flops + the hold muxes in front of the input register + the handshake logic
+    shared by several cones), and the rest: scale path, alignment, accumulate and round."""
+    flops = sum(u["flop_area_um2_by_register"].values())
+    la = u["logic_area_um2_by_stage"]
+    regs = flops + la.get("in -> u_in", 0.0) + la.get("shared", 0.0)
+    elem = u["elem_area_um2"]
+    return {"elem": elem, "regs": regs, "scale": u["area_um2"] - elem - regs}
+
+
+def ratios(json_path):
+    """HiF4 / NVFP4 ratios from an area JSON (docs/area.md, "The paper's claims")."""
+    d = json.load(open(json_path))
+    h = d["hif4_pe"]
+    hb = blocks(h)
+    longest = lambda u: max(s["delay_ns"] for s in u["stages"])
+    cols = [("nvfp4_pe64", ["nvfp4_pe64"]), ("nvfp4_pe64 + pts", ["nvfp4_pe64", "nvfp4_pts_mul"]),
+            ("nvfp4_pe64_fixed", ["nvfp4_pe64_fixed"]),
+            ("nvfp4_pe64_fixed + pts", ["nvfp4_pe64_fixed", "nvfp4_pts_mul"]),
+            ("bs_dot_k64_ue4m3_b16", ["bs_dot_k64_ue4m3_b16"])]
+    cols = [(n, us) for n, us in cols if all(x in d and "area_um2" in d[x] for x in us)]
+    print("| hif4_pe / ... | " + " | ".join(n for n, _ in cols) + " |")
+    print("|---|" + "---:|" * len(cols))
+    rows = {"element array (lane products + integer tree, synthesized alone)": lambda us: hb["elem"] / blocks(d[us[0]])["elem"],
+            "scale path + accumulate (+ the PTS multiply's logic)": lambda us: hb["scale"] / sum(
+                blocks(d[x])["scale"] if x != "nvfp4_pts_mul" else d[x]["area_um2"] - blocks_pts(d[x]) for x in us),
+            "whole PE (+ the PTS unit)": lambda us: h["area_um2"] / sum(d[x]["area_um2"] for x in us),
+            "longest stage": lambda us: longest(h) / longest(d[us[0]]),
+            "area x longest stage": lambda us: h["area_um2"] * longest(h) / (sum(d[x]["area_um2"] for x in us) * longest(d[us[0]]))}
+    for name, f in rows.items():
+        print(f"| {name} | " + " | ".join(f"{f(us):.2f}" for _, us in cols) + " |")
+    print("\n| unit | area um^2 | element array | registers | scale path + accumulate | stages (ns) | max/min reg-reg |")
+    print("|---|---:|---:|---:|---:|---|---:|")
+    for n, u in d.items():
+        if n.startswith("_") or "area_um2" not in u:
+            continue
+        st = u["stages"]
+        rr = [s["delay_ns"] for s in st[1:-1]]
+        b = blocks(u) if "elem_area_um2" in u else None
+        cells = (f"{b['elem']:.0f} | {b['regs']:.0f} | {b['scale']:.0f}" if b else "- | - | -")
+        print(f"| {n} | {u['area_um2']:.0f} | {cells} | " + " / ".join(f"{s['delay_ns']:.2f}" for s in st) +
+              f" | {max(rr) / min(rr):.2f} |" if len(rr) > 1 else " | - |")
+
+
+def blocks_pts(u):
+    """Register area of the PTS unit (everything but its multiplier and rounding logic)."""
+    la = u["logic_area_um2_by_stage"]
+    return sum(u["flop_area_um2_by_register"].values()) + la.get("in -> u_in", 0.0) + la.get("shared", 0.0)
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "sta":
         sta(*sys.argv[2:6])
@@ -417,5 +472,7 @@ if __name__ == "__main__":
         rehash(sys.argv[2])
     elif sys.argv[1] == "check":
         check(sys.argv[2])
+    elif sys.argv[1] == "ratios":
+        ratios(sys.argv[2])
     else:
         sys.exit(__doc__)
