@@ -15,13 +15,17 @@ module bs_k64_sum #(
   localparam int unsigned TW   = 58 - ((ScaleFmt == 0) ? 8 : 2);  // as bs_k64_scale
 
   logic signed [TW-1:0] total;
+  logic [TW-1:0]        total_n;
   logic                 t_neg;
   logic [TW-1:0]        t_mag;
 
   always_comb begin
-    total = sum_i + carry_i;
-    t_neg = total[TW-1];
-    t_mag = t_neg ? TW'(-total) : TW'(total);
+    total   = sum_i + carry_i;
+    // -(sum + carry) = ~sum + ~carry + 2, added beside it: the magnitude costs no second carry chain
+    // after the first, only the select.
+    total_n = ~sum_i + ~carry_i + TW'(2);
+    t_neg   = total[TW-1];
+    t_mag   = t_neg ? total_n : TW'(total);
   end
 
   fp4sim_fix_to_fp32_rz #(
