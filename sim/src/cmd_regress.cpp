@@ -158,10 +158,6 @@ int cmd_regress(const Invocation& inv) {
   if (std::any_of(units.begin(), units.end(), [](const UnitDef* u) { return u->family == Family::Models; }))
     regress::reserve_model_cores();
   const auto t0 = std::chrono::steady_clock::now();
-  if (world.root())
-    std::fprintf(stderr, "fp4sim regress: seed %llu, %llu cases per unit, %zu units, %zu shards of <= %llu cases, %d rank(s) x %u thread(s)\n",
-                 static_cast<unsigned long long>(seed), static_cast<unsigned long long>(cases), units.size(), shards.size(),
-                 static_cast<unsigned long long>(shard_size), world.size(), threads);
 
   std::vector<std::unique_ptr<regress::Runner>> runners;
   for (unsigned w = 0; w < threads; ++w) runners.push_back(std::make_unique<regress::Runner>());
@@ -186,6 +182,12 @@ int cmd_regress(const Invocation& inv) {
   spec.run = [&](size_t s, unsigned w) {
     const Shard& sh = shards[s];
     return regress::encode(runners[w]->run(*units[sh.unit], seed, sh.begin, sh.end, faults));
+  };
+  spec.started = [&](size_t) {
+    if (world.root())
+      std::fprintf(stderr, "fp4sim regress: seed %llu, %llu cases per unit, %zu units, %zu shards of <= %llu cases, %d rank(s) x %u thread(s)\n",
+                   static_cast<unsigned long long>(seed), static_cast<unsigned long long>(cases), units.size(),
+                   shards.size(), static_cast<unsigned long long>(shard_size), world.size(), threads);
   };
   spec.main_thread_only = [&](size_t s) { return units[shards[s].unit]->family == Family::Models; };
   auto last = t0;
@@ -243,14 +245,14 @@ int cmd_regress(const Invocation& inv) {
     if (bad == 0) {
       sum << "\nAll " << total << " outputs bit-identical to golden.\n";
     } else {
+      // (No path here: the summary is an output, the same wherever --out puts it.)
       sum << "\nMISMATCH: " << bad << " of " << total << " outputs (in " << bad_groups
-          << " case groups) differ from golden; " << vcases.size() << " case(s) written to "
-          << (out / "mismatches").string() << " (fp4sim replay " << (out / "mismatches").string() << " --target golden)\n";
+          << " case groups) differ from golden; " << vcases.size()
+          << " case(s) in the output's mismatches/ suite (fp4sim replay DIR/mismatches --target golden|rtl|gpu-host)\n";
     }
     io::Json rep = io::report_header("regress", canonical);
     rep["seed"] = seed;
     rep["cases_per_unit"] = cases;
-    rep["shard_size"] = shard_size;
     rep["injected_faults"] = faults;
     rep["units"] = junits;
     rep["outputs_checked"] = total;

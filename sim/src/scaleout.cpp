@@ -328,6 +328,7 @@ JobOutcome run_job(const JobSpec& spec) {
   std::vector<size_t> missing;
   for (Reader r(missing_list); !r.done();) missing.push_back(static_cast<size_t>(r.u64()));
   outcome.reused = n_shards - missing.size();
+  if (spec.started) spec.started(outcome.reused);
   if (world.root() && outcome.reused)
     std::fprintf(stderr, "%s: resuming %s: %zu of %zu shards were done, %zu to run\n", spec.label.c_str(),
                  spec.partial.string().c_str(), outcome.reused, n_shards, missing.size());
@@ -457,6 +458,7 @@ RowJobOutcome run_row_job(const RowJobSpec& rs) {
     }
     return out;
   };
+  const auto t0 = std::chrono::steady_clock::now();
   const JobOutcome job = run_job(spec);
   RowJobOutcome res;
   res.shards = job.shards;
@@ -481,6 +483,17 @@ RowJobOutcome run_row_job(const RowJobSpec& rs) {
     put(v, res.first_error);
     return v;
   });
+  if (World::get().size() > 1 && World::get().root()) {
+    std::string per_rank;
+    for (size_t r = 0; r < g_timing.rank_compute_s.size(); ++r) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%s%.3f/%zu", r ? "," : "", g_timing.rank_compute_s[r], g_timing.rank_shards[r]);
+      per_rank += buf;
+    }
+    std::fprintf(stderr, "%s: timing ranks=%d shards=%zu reused=%zu compute_s/shards=%s gather_bytes=%zu gather_s=%.6f wall_s=%.3f\n",
+                 rs.label.c_str(), World::get().size(), job.shards, job.reused, per_rank.c_str(), g_timing.gathered_bytes,
+                 g_timing.gather_s, seconds_since(t0));
+  }
   Reader rd(verdict);
   res.failed = static_cast<size_t>(rd.u64());
   res.first_error = std::string(rd.str());

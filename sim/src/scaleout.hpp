@@ -71,6 +71,8 @@ struct JobSpec {
   std::function<std::string(size_t s, unsigned w)> run;
   // Rank 0, before anything is created: checks of the output (exists without --force, ...).
   std::function<void()> prepare;
+  // Every rank, after the preparation (so that failed checks print nothing else): the job starts.
+  std::function<void(size_t reused)> started;
   // Shards that must run on the main thread (worker 0): SystemC simulates only there.
   std::function<bool(size_t s)> main_thread_only;
   // Progress on this rank: shards done here, shards assigned here (called from the main thread).
