@@ -14,19 +14,21 @@ module bs_k64_sum #(
   localparam int unsigned Frac = 35;
   localparam int unsigned TW   = 58 - ((ScaleFmt == 0) ? 8 : 2);  // as bs_k64_scale
 
-  logic signed [TW-1:0] total;
-  logic [TW-1:0]        total_n;
-  logic                 t_neg;
-  logic [TW-1:0]        t_mag;
+  // The carry-propagate adds are parallel-prefix adders (on this stage's critical path). Beside
+  // sum + carry, -(sum + carry) = ~sum + ~carry + 2 is formed (one more 3:2 counter for the 2), so
+  // the magnitude costs no second carry chain after the first, only the select.
+  logic [TW-1:0] total, total_n, ns, nc;
+  logic          t_neg;
+  logic [TW-1:0] t_mag;
 
-  always_comb begin
-    total   = sum_i + carry_i;
-    // -(sum + carry) = ~sum + ~carry + 2, added beside it: the magnitude costs no second carry chain
-    // after the first, only the select.
-    total_n = ~sum_i + ~carry_i + TW'(2);
-    t_neg   = total[TW-1];
-    t_mag   = t_neg ? total_n : TW'(total);
-  end
+  assign ns = ~sum_i ^ ~carry_i ^ TW'(2);
+  assign nc = ((~sum_i & ~carry_i) | (~sum_i & TW'(2)) | (~carry_i & TW'(2))) << 1;
+
+  fp4sim_prefix_add #(.Width(TW)) u_add_p (.a_i(sum_i), .b_i(carry_i), .sum_o(total));
+  fp4sim_prefix_add #(.Width(TW)) u_add_n (.a_i(ns), .b_i(nc), .sum_o(total_n));
+
+  assign t_neg = total[TW-1];
+  assign t_mag = t_neg ? total_n : total;
 
   fp4sim_fix_to_fp32_rz #(
     .MagW (TW),
