@@ -45,29 +45,40 @@ std::string family_name(Family f) {
 }
 
 // --units: names and groups (rtl, models, gpu-host, all), comma-separated and repeatable; returned in
-// the fixed order of regress::all_units(), each once.
+// the fixed order of regress::all_units(), each once. A group takes the units this build has (none
+// is fine if other units remain); a unit named alone must be there.
 std::vector<const UnitDef*> select_units(const std::vector<std::string>& args) {
   const auto& all = regress::all_units();
   std::vector<char> want(all.size(), 0);
-  std::string names;
+  std::string names, missing_why;
   for (const UnitDef& u : all) names += (names.empty() ? "" : ", ") + u.name;
   for (const std::string& arg : args) {
     std::stringstream ss(arg);
     for (std::string name; std::getline(ss, name, ',');) {
-      bool hit = false;
-      for (size_t i = 0; i < all.size(); ++i)
-        if (name == all[i].name || name == "all" || name == family_name(all[i].family)) want[i] = 1, hit = true;
+      bool hit = false, any_here = false;
+      std::string why;
+      for (size_t i = 0; i < all.size(); ++i) {
+        const bool group = name == "all" || name == family_name(all[i].family);
+        if (name != all[i].name && !group) continue;
+        hit = true;
+        // A group takes the units this build has; a unit named alone must be there.
+        if (!all[i].missing.empty()) {
+          if (!group) throw std::runtime_error("--units: unit " + all[i].name + " cannot run: " + all[i].missing);
+          why = all[i].missing;
+          continue;
+        }
+        want[i] = 1;
+        any_here = true;
+      }
       if (!hit)
         throw UsageError("--units: unknown unit '" + name + "' (expected rtl, models, gpu-host, all or one of: " + names + ")");
+      if (!any_here) missing_why = "'" + name + "': " + why;
     }
   }
   std::vector<const UnitDef*> out;
   for (size_t i = 0; i < all.size(); ++i)
-    if (want[i]) {
-      if (!all[i].missing.empty())
-        throw std::runtime_error("--units: unit " + all[i].name + " cannot run: " + all[i].missing);
-      out.push_back(&all[i]);
-    }
+    if (want[i]) out.push_back(&all[i]);
+  if (out.empty()) throw std::runtime_error("--units: no unit can run (" + missing_why + ")");
   return out;
 }
 
@@ -130,6 +141,11 @@ int cmd_regress(const Invocation& inv) {
   shard_size = (shard_size + kShardQuantum - 1) / kShardQuantum * kShardQuantum;
 
   // The shards: every unit's cases in order, cut every shard_size.
+  uint64_t n_shards = 0;
+  for (const UnitDef* u : units) n_shards += ((cases + u->group - 1) / u->group * u->group + shard_size - 1) / shard_size;
+  if (n_shards > 1000000)
+    throw UsageError("--shard-size: " + std::to_string(n_shards) +
+                     " shards (at most 1000000: each is a file and a message); use a larger --shard-size");
   std::vector<Shard> shards;
   std::vector<double> cost;
   std::vector<uint64_t> unit_cases;
@@ -280,10 +296,10 @@ int cmd_regress(const Invocation& inv) {
     for (size_t r = 0; r < timing.rank_compute_s.size(); ++r)
       per_rank += (r ? "," : "") + fmt_num("%.3f", timing.rank_compute_s[r]) + "/" + std::to_string(timing.rank_shards[r]);
     std::fprintf(stderr,
-                 "regress: timing ranks=%d threads=%u shards=%zu reused=%zu compute_s/shards=%s gather_bytes=%zu "
-                 "gather_s=%.6f merge_s=%.3f wall_s=%.3f\n",
-                 world.size(), threads, job.shards, job.reused, per_rank.c_str(), timing.gathered_bytes, timing.gather_s,
-                 seconds_since(t_merge), seconds_since(t0));
+                 "regress: timing ranks=%d threads=%u shards=%zu reused=%zu prepare_s=%.3f compute_s/shards=%s "
+                 "wait_s=%.3f gather_bytes=%zu gather_s=%.6f merge_s=%.3f wall_s=%.3f\n",
+                 world.size(), threads, job.shards, job.reused, timing.prepare_s, per_rank.c_str(), timing.wait_s,
+                 timing.gathered_bytes, timing.gather_s, seconds_since(t_merge), seconds_since(t0));
   }
   if (!verdict.empty()) throw std::runtime_error(verdict);
   return kExitOk;

@@ -55,7 +55,7 @@ struct Linear {
   uint64_t n, k, instances;  // output features, input features, occurrences in the model
 };
 
-std::vector<Linear> linears(const ModelShape& m) {
+[[maybe_unused]] std::vector<Linear> linears(const ModelShape& m) {
   const uint64_t q = m.heads * m.head_dim, kv = m.kv_heads * m.head_dim;
   return {{"q_proj", q, m.hidden, m.layers},      {"k_proj", kv, m.hidden, m.layers},
           {"v_proj", kv, m.hidden, m.layers},     {"o_proj", m.hidden, q, m.layers},
@@ -69,7 +69,7 @@ std::string model_list() {
   return s;
 }
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
+[[maybe_unused]] double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 

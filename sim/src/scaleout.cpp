@@ -44,7 +44,7 @@ int env_int(const char* name, int fallback) {
 }
 
 // Started by a launcher that lets MPI find its peers (mpirun's ORTE, PMIx, PMI-1/2).
-bool launched_by_mpi() {
+[[maybe_unused]] bool launched_by_mpi() {
   return env("OMPI_COMM_WORLD_SIZE") || env("PMIX_RANK") || env("PMI_RANK") || env("PMI_SIZE");
 }
 
@@ -103,6 +103,11 @@ World::World() {
     size_ = comm().size();
   }
 #endif
+  // Several processes that each believe to be alone would all write the same files: refuse.
+  const int launched = std::max(env_int("OMPI_COMM_WORLD_SIZE", 1), env_int("PMI_SIZE", 1));
+  if (!mpi_ && launched > 1)
+    throw std::runtime_error("started as " + std::to_string(launched) +
+                             " MPI ranks, but this fp4sim was built without MPI (configure with -DFP4SIM_MPI=ON)");
   if (!mpi_ && tasks > 1 && env("SLURM_PROCID"))
     throw std::runtime_error(
         "srun started " + std::to_string(tasks) + " tasks but " +
@@ -167,14 +172,17 @@ std::string on_root(const std::function<std::string()>& f) {
   if (w.size() == 1) return f();
   std::string msg;
   if (w.root()) {
+    // The outcome's kind first: '0' value, '1' runtime error, '2' usage error. (Built with append,
+    // not "0" + ...: GCC 12 warns -Wrestrict on that form.)
     try {
-      msg = "0" + f();
+      const std::string v = f();
+      msg.assign(1, '0').append(v);
     } catch (const cli::UsageError& e) {
-      msg = std::string("2") + e.what();
+      msg.assign(1, '2').append(e.what());
     } catch (const std::bad_alloc&) {
-      msg = "1out of memory";
+      msg.assign(1, '1').append("out of memory");
     } catch (const std::exception& e) {
-      msg = std::string("1") + e.what();
+      msg.assign(1, '1').append(e.what());
     }
   }
   msg = w.broadcast(msg);
@@ -267,6 +275,8 @@ JobOutcome run_job(const JobSpec& spec) {
       if (!spec.replace_stale)
         throw std::runtime_error(spec.partial.string() +
                                  ": an earlier run was interrupted here (--resume continues it, --force starts over)");
+      std::fprintf(stderr, "%s: discarding the interrupted run in %s (--resume would have continued it)\n",
+                   spec.label.c_str(), spec.partial.string().c_str());
       fs::remove_all(spec.partial);
     }
     if (exists && spec.resume) {
