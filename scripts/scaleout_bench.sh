@@ -28,7 +28,7 @@ echo
 echo "| unit | cases | compute s | cases/s |"
 echo "|---|---:|---:|---:|"
 # The unit names, as the usage error lists them.
-units=$("$F" regress --units '?' 2>&1 | sed -n 's/.*or one of: \(.*\))$/\1/p' | tr -d ',')
+units=$({ "$F" regress --units '?' 2>&1 || true; } | sed -n 's/.*or one of: \(.*\))$/\1/p' | tr -d ',')
 for u in $units; do
   if "$F" regress --units "$u" --cases 400000 --out "$W/u-$u" >/dev/null 2>"$W/u-$u.err"; then
     c=$(field 'compute_s\/shards' "$W/u-$u.err" | cut -d/ -f1)
