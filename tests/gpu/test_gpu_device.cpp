@@ -1,8 +1,13 @@
 // The CUDA kernels against golden, bit for bit: every quantizer option set and every GEMM
 // configuration of the GPU target. Exits 77 (CTest SKIP_RETURN_CODE) when no GPU is present.
+// Output is line-buffered and every check catches its own exception (a CUDA error counts as that
+// check's failure and the rest still run), so a crash or a kill keeps what was checked
+// (scripts/gpu_check.sh redirects it into a log).
 #include <bit>
 #include <cmath>
 #include <cstdio>
+#include <exception>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -21,6 +26,17 @@ void expect(bool ok, const std::string& what) {
   if (!ok) {
     ++failures;
     if (failures < 20) std::printf("FAIL %s\n", what.c_str());
+  }
+}
+
+// Runs one check body; an exception (CUDA error, bad argument) is that check's failure.
+void guarded(const std::string& what, const std::function<void()>& body) {
+  try {
+    body();
+  } catch (const std::exception& e) {
+    expect(false, what + ": exception: " + e.what());
+  } catch (...) {
+    expect(false, what + ": unknown exception");
   }
 }
 
@@ -52,14 +68,16 @@ void quant_checks() {
         x[777] = -INFINITY;
         const Quantized want = quantize(fi.id, x, rows, cols, o);
         for (gpu::QuantKernel k : {gpu::QuantKernel::Direct, gpu::QuantKernel::Staged}) {
-          const Quantized got = gpu::quantize(gpu::Backend::Device, fi.id, x, rows, cols, o, k);
           const std::string n = std::string(fi.name) + "/" + std::string(rounding_name(r)) + "/v" +
                                 std::to_string(variant) + (k == gpu::QuantKernel::Staged ? "/staged" : "/direct");
-          expect(want.codes == got.codes, n + " codes");
-          expect(want.scales == got.scales, n + " scales");
-          expect(want.scale_words == got.scale_words, n + " scale words");
-          expect(std::bit_cast<uint32_t>(want.global_scale) == std::bit_cast<uint32_t>(got.global_scale),
-                 n + " global scale");
+          guarded(n, [&] {
+            const Quantized got = gpu::quantize(gpu::Backend::Device, fi.id, x, rows, cols, o, k);
+            expect(want.codes == got.codes, n + " codes");
+            expect(want.scales == got.scales, n + " scales");
+            expect(want.scale_words == got.scale_words, n + " scale words");
+            expect(std::bit_cast<uint32_t>(want.global_scale) == std::bit_cast<uint32_t>(got.global_scale),
+                   n + " global scale");
+          });
         }
       }
     }
@@ -88,10 +106,13 @@ void gemm_checks() {
       std::vector<float> c(M * N);
       for (auto& x : c) x = std::ldexp(float(int(g() % 2001) - 1000), int(g() % 60) - 40);
       const std::vector<float> want = gemm(cfg, m, M, N, K, a, sa, b, sb, c, 0.5f);
-      const std::vector<uint32_t> got = gpu::gemm(gpu::Backend::Device, cfg, m, M, N, K, a, sa, b, sb, c, 0.5f);
-      size_t bad = 0;
-      for (size_t i = 0; i < want.size(); ++i) bad += std::bit_cast<uint32_t>(want[i]) != got[i];
-      expect(bad == 0, name + "/" + std::string(model_name(m)) + ": " + std::to_string(bad) + " outputs differ");
+      const std::string n = name + "/" + std::string(model_name(m));
+      guarded(n, [&] {
+        const std::vector<uint32_t> got = gpu::gemm(gpu::Backend::Device, cfg, m, M, N, K, a, sa, b, sb, c, 0.5f);
+        size_t bad = 0;
+        for (size_t i = 0; i < want.size(); ++i) bad += std::bit_cast<uint32_t>(want[i]) != got[i];
+        expect(bad == 0, n + ": " + std::to_string(bad) + " outputs differ");
+      });
     }
   }
 }
@@ -99,6 +120,7 @@ void gemm_checks() {
 }  // namespace
 
 int main() {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   std::string why;
   if (!gpu::gpu_available(why)) {
     std::printf("SKIP: GPU kernels not run: %s\n", why.c_str());
@@ -106,7 +128,10 @@ int main() {
   }
   std::printf("device: %s\n", why.c_str());
   quant_checks();
+  std::printf("quantizers: %d checks, %d failures\n", checks, failures);
+  const int q_checks = checks, q_failures = failures;
   gemm_checks();
+  std::printf("gemm: %d checks, %d failures\n", checks - q_checks, failures - q_failures);
   std::printf("%d checks, %d failures\n", checks, failures);
   return failures == 0 ? 0 : 1;
 }

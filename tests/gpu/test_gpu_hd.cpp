@@ -369,6 +369,30 @@ TEST(GpuHd, CannotRunNamesUnsupported) {
   EXPECT_FALSE(gpu::cannot_quantize(BlockFormat::Hif4, o).empty());
 }
 
+// The benchmark's GEMM operands use unit_scale_code: it must be the scale 1.0 of every kind (it once
+// was code 48 for HiF4, which is 2^-36 in E6M2), so a GEMM of ones with those scales gives K.
+TEST(GpuHd, BenchUnitScaleIsOne) {
+  EXPECT_EQ(gpu::unit_scale_code(make_mma_config(MmaKindId::Hif4)), 48u << 2);
+  EXPECT_EQ(gpu::unit_scale_code(make_mma_config(MmaKindId::Mxf4)), 127u);
+  EXPECT_EQ(gpu::unit_scale_code(make_mma_config(MmaKindId::Mxf4Nvf4, nullptr, nullptr, &kUE4M3, 16)), 0x38u);
+  const std::pair<MmaConfig, Model> cfgs[] = {
+      {make_mma_config(MmaKindId::Mxf4Nvf4, nullptr, nullptr, &kUE4M3, 16), Model::Blackwell},
+      {make_mma_config(MmaKindId::Mxf4), Model::Blackwell},
+      {make_mma_config(MmaKindId::Mxf8f6f4), Model::Blackwell},
+      {make_mma_config(MmaKindId::Hif4), Model::AscendHif4},
+      {make_mma_config(MmaKindId::Mxf4), Model::Fp32Seq}};
+  for (const auto& [cfg, model] : cfgs) {
+    const uint32_t unit = gpu::unit_scale_code(cfg);
+    EXPECT_EQ(decode(*cfg.scale, unit & 0xFFu), 1.0) << cfg.kind->name;
+    const size_t M = 2, N = 3, K = 128, nblk = K / static_cast<size_t>(cfg.block);
+    const std::vector<uint8_t> a(M * K, static_cast<uint8_t>(encode(*cfg.elem_a, 1.0, Rounding::Rne, true)));
+    const std::vector<uint8_t> b(N * K, static_cast<uint8_t>(encode(*cfg.elem_b, 1.0, Rounding::Rne, true)));
+    const std::vector<uint32_t> sa(M * nblk, unit), sb(N * nblk, unit);
+    const std::vector<uint32_t> d = gpu::gemm(Backend::Host, cfg, model, M, N, K, a, sa, b, sb, {});
+    for (uint32_t x : d) EXPECT_EQ(bits_f(x), static_cast<float>(K)) << cfg.kind->name;
+  }
+}
+
 TEST(GpuHd, DeviceBackendReportsWhyNot) {
   std::string why;
   const bool ok = gpu::gpu_available(why);

@@ -191,11 +191,12 @@ BenchResult bench_quantize(BlockFormat f, size_t rows, size_t cols, const QuantO
   return detail::bench_quantize(make_job(f, rows, cols, opt, kernel), iters);
 }
 BenchResult bench_copy(size_t n_bytes, int iters) { return detail::bench_copy(n_bytes, iters); }
-BenchResult bench_gemm(const MmaConfig& cfg, Model model, size_t M, size_t N, size_t K, int iters) {
-  return detail::bench_gemm(make_params(cfg, model, M, N, K), iters);
+uint32_t unit_scale_code(const MmaConfig& cfg) {
+  // HiF4's scale word: the E6M2 byte in bits 0-7, level bits (8-23) zero = no extra exponent.
+  return encode(*cfg.scale, 1.0, Rounding::Rne, true);
 }
-BenchResult bench_cublas_bf16(size_t M, size_t N, size_t K, int iters) {
-  return detail::bench_cublas_bf16(M, N, K, iters);
+BenchResult bench_gemm(const MmaConfig& cfg, Model model, size_t M, size_t N, size_t K, int iters) {
+  return detail::bench_gemm(make_params(cfg, model, M, N, K), unit_scale_code(cfg), iters);
 }
 
 }  // namespace fp4sim::gpu

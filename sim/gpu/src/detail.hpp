@@ -36,7 +36,7 @@ void device_quantize(const QuantJob& job, const float* x, Quantized& q);
 
 BenchResult bench_quantize(const QuantJob& job, int iters);
 BenchResult bench_copy(size_t n_bytes, int iters);
-BenchResult bench_gemm(hd::GemmParams p, int iters);
-BenchResult bench_cublas_bf16(size_t M, size_t N, size_t K, int iters);
+// unit_scale: the scale code (HiF4: scale word) whose value is 1.0.
+BenchResult bench_gemm(hd::GemmParams p, uint32_t unit_scale, int iters);
 
 }  // namespace fp4sim::gpu::detail

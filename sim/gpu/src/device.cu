@@ -4,9 +4,8 @@
 // Direct lets it access global memory per element (a lane's block is contiguous, so each 4-byte load
 // and 1-byte store touches a different 32-byte sector per lane, and relies on L1 for the rest);
 // Staged moves the block with 16-byte loads and stores through a per-thread array.
-// Built for sm_90 by default (CMAKE_CUDA_ARCHITECTURES); compiled with --fmad=false.
-#include <cublas_v2.h>
-#include <cuda_bf16.h>
+// Built for sm_90 by default (CMAKE_CUDA_ARCHITECTURES); compiled with --fmad=false. Needs only the
+// CUDA runtime: the cuBLAS reference of the benchmark lives in bench_cublas.cu (fp4sim_gpu_bench).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -14,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda_util.cuh"
 #include "detail.hpp"
 
 namespace fp4sim::gpu {
@@ -22,31 +22,6 @@ bool built_with_cuda() { return true; }
 
 namespace detail {
 namespace {
-
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw std::runtime_error(std::string("CUDA: ") + what + ": " + cudaGetErrorString(e));
-}
-
-// RAII device buffer.
-template <class T>
-struct Buf {
-  T* p = nullptr;
-  size_t n = 0;
-  explicit Buf(size_t count) : n(count) {
-    if (n) check(cudaMalloc(&p, n * sizeof(T)), "cudaMalloc");
-  }
-  Buf(const T* host, size_t count) : Buf(count) {
-    if (n) check(cudaMemcpy(p, host, n * sizeof(T), cudaMemcpyHostToDevice), "copy to device");
-  }
-  ~Buf() {
-    if (p) cudaFree(p);
-  }
-  Buf(const Buf&) = delete;
-  Buf& operator=(const Buf&) = delete;
-  void to_host(T* host) const {
-    if (n) check(cudaMemcpy(host, p, n * sizeof(T), cudaMemcpyDeviceToHost), "copy to host");
-  }
-};
 
 unsigned blocks_for(size_t n, unsigned tpb) { return static_cast<unsigned>((n + tpb - 1) / tpb); }
 
@@ -206,32 +181,6 @@ void launch_gemm(hd::GemmParams p, int8_t* dqa, int8_t* dqb, uint32_t* dd) {
   check(cudaGetLastError(), "gemm kernel launch");
 }
 
-template <class F>
-BenchResult time_it(F&& f, int iters, double bytes) {
-  cudaEvent_t e0, e1;
-  check(cudaEventCreate(&e0), "event");
-  check(cudaEventCreate(&e1), "event");
-  f();  // warm-up
-  check(cudaDeviceSynchronize(), "warm-up");
-  std::vector<float> ms;
-  for (int i = 0; i < std::max(iters, 1); ++i) {
-    check(cudaEventRecord(e0), "record");
-    f();
-    check(cudaEventRecord(e1), "record");
-    check(cudaEventSynchronize(e1), "sync");
-    float t = 0;
-    check(cudaEventElapsedTime(&t, e0, e1), "elapsed");
-    ms.push_back(t);
-  }
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
-  std::sort(ms.begin(), ms.end());
-  BenchResult r;
-  r.seconds = ms[ms.size() / 2] * 1e-3;
-  r.bytes = bytes;
-  return r;
-}
-
 }  // namespace
 
 bool device_query(std::string& why) {
@@ -242,7 +191,11 @@ bool device_query(std::string& why) {
     return false;
   }
   if (n == 0) {
-    why = "no CUDA device present";
+    why = "no usable CUDA device: none present";
+    return false;
+  }
+  if (const cudaError_t c = cudaFree(nullptr); c != cudaSuccess) {  // creates the context
+    why = std::string("no usable CUDA device: context creation failed: ") + cudaGetErrorString(c);
     return false;
   }
   cudaDeviceProp prop{};
@@ -299,8 +252,12 @@ BenchResult bench_quantize(const QuantJob& j, int iters) {
   Buf<unsigned> amax(1);
   Buf<uint8_t> codes(n), scales(fi.scale_word32 ? 0 : nb);
   Buf<uint32_t> words(fi.scale_word32 ? nb : 0);
-  // bytes: FP32 input read + one code byte per value + the scales written (codes are unpacked)
-  const double bytes = 4.0 * n + n + (fi.scale_word32 ? 4.0 : 1.0) * nb;
+  // bytes of every pass: the quantizer reads the FP32 input and writes one code byte per value
+  // (codes are unpacked) and the scales; NVFP4's amax pass reads the input once more; the RHT pass
+  // reads the input and writes the rotated copy that the later passes read.
+  double bytes = 4.0 * n + n + (fi.scale_word32 ? 4.0 : 1.0) * nb;
+  if (j.f == BlockFormat::Nvfp4) bytes += 4.0 * n;
+  if (j.rht) bytes += 8.0 * n;
   return time_it([&] { launch_quantize(j, dx.p, tmp.p, amax.p, codes.p, scales.p, words.p); }, iters, bytes);
 }
 
@@ -311,13 +268,12 @@ BenchResult bench_copy(size_t n_bytes, int iters) {
                  2.0 * static_cast<double>(n_bytes));
 }
 
-BenchResult bench_gemm(hd::GemmParams p, int iters) {
+BenchResult bench_gemm(hd::GemmParams p, uint32_t unit_scale, int iters) {
   const size_t nblk = p.K / static_cast<size_t>(p.block);
   std::vector<uint8_t> ha(p.M * p.K), hb(p.N * p.K);
   for (size_t i = 0; i < ha.size(); ++i) ha[i] = static_cast<uint8_t>((i * 37u) % 15u);
   for (size_t i = 0; i < hb.size(); ++i) hb[i] = static_cast<uint8_t>((i * 11u) % 15u);
-  const uint32_t unit = p.hif4 ? 48u : (p.sc.mbits == 0 ? 127u : 0x38u);  // scale 1.0
-  std::vector<uint32_t> hsa(p.M * nblk, unit), hsb(p.N * nblk, unit);
+  std::vector<uint32_t> hsa(p.M * nblk, unit_scale), hsb(p.N * nblk, unit_scale);
   Buf<uint8_t> a(ha.data(), ha.size()), b(hb.data(), hb.size());
   Buf<uint32_t> sa(hsa.data(), hsa.size()), sb(hsb.data(), hsb.size());
   Buf<int8_t> qa(p.M * p.K), qb(p.N * p.K);
@@ -328,27 +284,6 @@ BenchResult bench_gemm(hd::GemmParams p, int iters) {
   p.sb = sb.p;
   p.c = nullptr;
   return time_it([&] { launch_gemm(p, qa.p, qb.p, d.p); }, iters, 0.0);
-}
-
-BenchResult bench_cublas_bf16(size_t M, size_t N, size_t K, int iters) {
-  cublasHandle_t h;
-  if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cublasCreate failed");
-  Buf<__nv_bfloat16> a(M * K), b(N * K);
-  Buf<float> d(M * N);
-  check(cudaMemset(a.p, 0, M * K * sizeof(__nv_bfloat16)), "memset");
-  check(cudaMemset(b.p, 0, N * K * sizeof(__nv_bfloat16)), "memset");
-  const float one = 1.0f, zero = 0.0f;
-  // D[M,N] (row-major) = A[M,K] . B[N,K]^T: column-major D^T[N,M] = B . A^T with both K-major.
-  auto run = [&] {
-    const cublasStatus_t s = cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(N), static_cast<int>(M),
-                                          static_cast<int>(K), &one, b.p, CUDA_R_16BF, static_cast<int>(K), a.p,
-                                          CUDA_R_16BF, static_cast<int>(K), &zero, d.p, CUDA_R_32F,
-                                          static_cast<int>(N), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-    if (s != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cublasGemmEx failed");
-  };
-  BenchResult r = time_it(run, iters, 0.0);
-  cublasDestroy(h);
-  return r;
 }
 
 }  // namespace detail

@@ -22,8 +22,7 @@ void device_gemm(const hd::GemmParams&, uint32_t*) { no_cuda(); }
 void device_quantize(const QuantJob&, const float*, Quantized&) { no_cuda(); }
 BenchResult bench_quantize(const QuantJob&, int) { no_cuda(); }
 BenchResult bench_copy(size_t, int) { no_cuda(); }
-BenchResult bench_gemm(hd::GemmParams, int) { no_cuda(); }
-BenchResult bench_cublas_bf16(size_t, size_t, size_t, int) { no_cuda(); }
+BenchResult bench_gemm(hd::GemmParams, uint32_t, int) { no_cuda(); }
 
 }  // namespace detail
 }  // namespace fp4sim::gpu

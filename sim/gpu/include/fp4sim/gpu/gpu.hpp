@@ -66,9 +66,13 @@ BenchResult bench_quantize(BlockFormat f, size_t rows, size_t cols, const QuantO
                            QuantKernel kernel = QuantKernel::Direct);
 // cudaMemcpy device-to-device of n bytes (read + write counted).
 BenchResult bench_copy(size_t n_bytes, int iters);
-// GEMM emulation of M x N x K (random codes, unit scales); bytes = 0, use flops = 2*M*N*K.
+// GEMM emulation of M x N x K (fixed pseudo-random codes, every scale 1.0: the scale format's code
+// for 1.0, HiF4's E6M2 1.0 with no level bits); bytes = 0, use flops = 2*M*N*K.
 BenchResult bench_gemm(const MmaConfig& cfg, Model model, size_t M, size_t N, size_t K, int iters);
-// cuBLAS BF16 GEMM (FP32 accumulate) of the same shape.
-BenchResult bench_cublas_bf16(size_t M, size_t N, size_t K, int iters);
+// The scale code that bench_gemm uses (exposed for the tests).
+uint32_t unit_scale_code(const MmaConfig& cfg);
+// The cuBLAS BF16 reference is not part of this library (linking cuBLAS costs every program that
+// starts ~100 ms and ~220 MB): it lives in fp4sim_gpu_bench (src/bench_cublas.cu), built when
+// CMake finds cuBLAS.
 
 }  // namespace fp4sim::gpu
