@@ -107,13 +107,14 @@ limit() {  # seconds a step may take: what is left less the reserve, at most $1
 
 # step NAME LIMIT CMD...: runs CMD with its output in $LOGS/NAME.log, under `timeout LIMIT`;
 # sets STEP_RC (124: timed out or skipped for lack of time) and notes the result in the summary.
-# A failed or timed-out step gets its log's tail. Exit 77 is reported, not judged (the caller does).
+# A failed or timed-out step gets its log's tail (unless STEP_TAIL=0: the caller shows the log).
+# Exit 77 is reported, not judged (the caller does).
 STEP_RC=0
 STEP_PID=""
 step() {
   local name="$1" lim="$2" t rc
   shift 2
-  local log="$LOGS/$name.log"
+  local log="$LOGS/$name.log" show="${STEP_TAIL:-1}"
   if [ "$lim" -lt 5 ]; then
     note "$name: SKIPPED, out of time ($(left) s of the ${DEADLINE} s deadline left)"
     STEP_RC=124
@@ -131,8 +132,15 @@ step() {
   case "$rc" in
     0) note "$name: ok ($((SECONDS - t)) s)" ;;
     77) note "$name: exit 77 ($((SECONDS - t)) s)" ;;
-    124 | 137) STEP_RC=124; note "$name: TIMED OUT after $((SECONDS - t)) s (limit $lim s); log tail:"; tail_of "$log" ;;
-    *) note "$name: FAILED, exit $rc ($((SECONDS - t)) s); log tail:"; tail_of "$log" ;;
+    124 | 137)
+      STEP_RC=124
+      note "$name: TIMED OUT after $((SECONDS - t)) s (limit $lim s)$([ "$show" = 1 ] && echo '; log tail:')"
+      [ "$show" = 1 ] && tail_of "$log"
+      ;;
+    *)
+      note "$name: FAILED, exit $rc ($((SECONDS - t)) s)$([ "$show" = 1 ] && echo '; log tail:')"
+      [ "$show" = 1 ] && tail_of "$log"
+      ;;
   esac
   pack
 }
@@ -213,7 +221,7 @@ done
 # ---- 2. kernels vs golden on the device ----
 NO_GPU=""
 if [ -x "$DEV" ]; then
-  step device-tests "$(limit "$([ "$QUICK" = 1 ] && echo 120 || echo 180)")" "$DEV"
+  STEP_TAIL=0 step device-tests "$(limit "$([ "$QUICK" = 1 ] && echo 120 || echo 180)")" "$DEV"
   grep -E '^(device:|quantizers:|gemm:|FAIL|SKIP|[0-9]+ checks)' "$LOGS/device-tests.log" 2>/dev/null | head -n 30 |
     cut -c1-300 | sed 's/^/  /' | tee -a "$SUMMARY"
   case "$STEP_RC" in
@@ -239,7 +247,7 @@ if [ -x "$BENCH" ]; then
   qarg=()
   [ "$QUICK" = 1 ] && qarg=(--quick)
   # the benchmark stops starting measurements well before the kill, so its last rows are kept
-  step benchmark "$lim" "$BENCH" "${qarg[@]}" --deadline $((lim * 2 / 3))
+  STEP_TAIL=0 step benchmark "$lim" "$BENCH" "${qarg[@]}" --deadline $((lim * 2 / 3))
   [ "$STEP_RC" = 0 ] || STATUS=1
   if [ -s "$LOGS/benchmark.log" ]; then
     say ""
@@ -275,8 +283,7 @@ if [ "$GPU_ONLY" = 0 ]; then
         step "vectors-$s" "$(limit 90)" "$FB/bin/fp4sim" vectors --suite "$s" --out "$dir" --seed 1
         [ "$STEP_RC" = 0 ] || { STATUS=1; continue; }
         step "replay-$s" "$(limit 120)" "$FB/bin/fp4sim" replay "$dir" --target gpu
-        [ "$STEP_RC" = 0 ] || STATUS=1
-        say "  $(tail -n 1 "$LOGS/replay-$s.log" | cut -c1-300)"
+        if [ "$STEP_RC" = 0 ]; then say "  $(tail -n 1 "$LOGS/replay-$s.log" | cut -c1-300)"; else STATUS=1; fi
         rm -rf "$dir"
       done
     else
