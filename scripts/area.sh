@@ -290,7 +290,7 @@ if "hif4_pe" in per and len(cols) > 1:
         "element products + integer tree": ["hif4_dot64", "fp4_dot16"],
         "scale products, application, alignment, FP32 accumulate / round":
             ["hif4_scale", "nvfp4_scale", "fp4sim_fp32_add", "fp4sim_fix_add", "bs_k64_scale", "bs_k64_sum",
-             "fp4sim_fix_to_fp32_rz"],
+             "fp4sim_fix_to_fp32_rz", "fp4sim_lzc", "fp4sim_prefix_add"],
         "pipeline registers": ["fp4sim_pipe_reg", "fp4sim_pipe_chain", "fp4sim_pe_shell"],
     }
     bd = {n: breakdown(n, groups) for n in cols}
