@@ -9,7 +9,7 @@ module bs_k32_combine (
   input  logic               c_neg_i,
   input  logic [5:0]         c_sh_i,
   input  logic [11:0]        max_e_i,  // signed
-  input  logic [1:0]         special_i,
+  input  logic [1:0]         special_i,  // fp4sim_dp_pkg::special_e
   output logic [31:0]        d_o
 );
 
@@ -47,11 +47,11 @@ module bs_k32_combine (
   );
 
   always_comb begin
-    case (special_i)
-      2'd1:    d_o = 32'h7FFF_FFFF;
-      2'd2:    d_o = 32'h7F80_0000;
-      2'd3:    d_o = 32'hFF80_0000;
-      default: d_o = d_fin;
+    unique case (special_i)
+      fp4sim_dp_pkg::SpNan:    d_o = 32'h7FFF_FFFF;
+      fp4sim_dp_pkg::SpPosInf: d_o = 32'h7F80_0000;
+      fp4sim_dp_pkg::SpNegInf: d_o = 32'hFF80_0000;
+      default:                 d_o = d_fin;
     endcase
   end
 

@@ -3,28 +3,135 @@
 // `rtl_pkg_up_to_date` fails when this file and the generator disagree.
 //
 // Decode tables as flat constant vectors, read as TABLE[code*W +: W] (yosys 0.23 takes neither
-// unpacked-array constants nor '{} patterns). Generic 16-bit entry, see DecNan..DecSig:
-//   {nan, inf, neg, exp[8:0] (two's complement), sig[3:0]},  value = (-1)^neg * sig * 2^(exp - mbits)
+// unpacked-array constants nor '{} patterns); an entry is read into a dec_t:
+//   value = (-1)^neg * sig * 2^(exp - mbits)
 // exp is MMA-Sim's extract_significand_exponent exponent: unbiased, the minimum normal exponent
 // for subnormals, -126 for zeros (SPEC section 4).
 package fp4sim_pkg;
 
   localparam int unsigned DecW = 16;
-  localparam int unsigned DecNan = 15;  // bit positions inside an entry
-  localparam int unsigned DecInf = 14;
-  localparam int unsigned DecNeg = 13;
-  localparam int unsigned DecExpLsb = 4;  // exp = entry[12:4]
-  localparam int unsigned DecExpW = 9;
-  localparam int unsigned DecSigW = 4;  // sig = entry[3:0]
+  // One decoded code (a table entry). yosys 0.23 takes no casts: assign an entry to a dec_t.
+  typedef struct packed {
+    logic              nan;
+    logic              inf;
+    logic              neg;
+    logic signed [8:0] exp;  // two's complement
+    logic [3:0]        sig;
+  } dec_t;
 
-  // Element format selector of bs_dot_k32 (fmt_a_i / fmt_b_i), and each format's mantissa bits.
-  localparam logic [2:0] FmtE4m3 = 3'd0;
-  localparam logic [2:0] FmtE5m2 = 3'd1;
-  localparam logic [2:0] FmtE2m3 = 3'd2;
-  localparam logic [2:0] FmtE3m2 = 3'd3;
-  localparam logic [2:0] FmtE2m1 = 3'd4;
+  // Element format selector of bs_dot_k32 (fmt_a_i / fmt_b_i); codes 5..7 decode as E4M3.
+  typedef enum logic [2:0] {
+    FmtE4m3 = 3'd0,
+    FmtE5m2 = 3'd1,
+    FmtE2m3 = 3'd2,
+    FmtE3m2 = 3'd3,
+    FmtE2m1 = 3'd4
+  } fmt_e;
   // FmtMbits[fmt*2 +: 2]
   localparam logic [8*2-1:0] FmtMbits = {2'd3, 2'd3, 2'd3, 2'd1, 2'd2, 2'd3, 2'd2, 2'd3};
+
+  // e4m3: {inf, nan} of the all-ones binade by M
+  localparam logic [8*2-1:0] K32TopE4m3 = {
+    2'h1, 2'h0, 2'h0, 2'h0, 2'h0, 2'h0, 2'h0, 2'h0  // 07..00
+  };
+
+  // e5m2: {inf, nan} of the all-ones binade by M
+  localparam logic [4*2-1:0] K32TopE5m2 = {
+    2'h1, 2'h1, 2'h1, 2'h2  // 03..00
+  };
+
+  // e2m3: {inf, nan} of the all-ones binade by M
+  localparam logic [8*2-1:0] K32TopE2m3 = {
+    2'h0, 2'h0, 2'h0, 2'h0, 2'h0, 2'h0, 2'h0, 2'h0  // 07..00
+  };
+
+  // e3m2: {inf, nan} of the all-ones binade by M
+  localparam logic [4*2-1:0] K32TopE3m2 = {
+    2'h0, 2'h0, 2'h0, 2'h0  // 03..00
+  };
+
+  // e2m1: {inf, nan} of the all-ones binade by M
+  localparam logic [2*2-1:0] K32TopE2m1 = {
+    2'h0, 2'h0  // 01..00
+  };
+
+  // bs_dot_k32 element decode (dec_k32_*): value = (-1)^neg * sig * 2^(exp - mbits) for a finite
+  // nonzero code; a zero has zero = 1 and sig = 0 (its exponent is -126 in the datapath, MMA-Sim's
+  // rule); exp is don't-care for zero, exp and sig for NaN / Inf (the datapath does not read them).
+  typedef struct packed {
+    logic              nan;
+    logic              inf;
+    logic              zero;
+    logic              neg;
+    logic signed [4:0] exp;  // unbiased; the minimum normal exponent for subnormals
+    logic [3:0]        sig;  // hidden bit included
+  } k32_dec_t;
+  localparam int unsigned K32DecW = 13;  // $bits(k32_dec_t), which yosys 0.23 cannot take
+
+  // e4m3: sign code[7], E = code[6:3], M = code[2:0]
+  function automatic logic [K32DecW-1:0] dec_k32_e4m3(input logic [7:0] code);
+    dec_k32_e4m3 = {
+      (code[6:3] == 4'd15) & K32TopE4m3[{code[2:0], 1'b0}],  // nan
+      (code[6:3] == 4'd15) & K32TopE4m3[{code[2:0], 1'b1}],  // inf
+      code[6:0] == 7'd0,  // zero
+      code[7],  // neg
+      5'({code[6:3] | 4'(code[6:3] == 4'd0)}) - 5'd7,  // exp = max(E, 1) - bias
+      4'({code[6:3] != 4'd0, code[2:0]})  // sig
+    };
+  endfunction
+
+  // e5m2: sign code[7], E = code[6:2], M = code[1:0]
+  function automatic logic [K32DecW-1:0] dec_k32_e5m2(input logic [7:0] code);
+    dec_k32_e5m2 = {
+      (code[6:2] == 5'd31) & K32TopE5m2[{code[1:0], 1'b0}],  // nan
+      (code[6:2] == 5'd31) & K32TopE5m2[{code[1:0], 1'b1}],  // inf
+      code[6:0] == 7'd0,  // zero
+      code[7],  // neg
+      5'({code[6:2] | 5'(code[6:2] == 5'd0)}) - 5'd15,  // exp = max(E, 1) - bias
+      4'({code[6:2] != 5'd0, code[1:0]})  // sig
+    };
+  endfunction
+
+  // e2m3: sign code[5], E = code[4:3], M = code[2:0]
+  function automatic logic [K32DecW-1:0] dec_k32_e2m3(input logic [5:0] code);
+    dec_k32_e2m3 = {
+      (code[4:3] == 2'd3) & K32TopE2m3[{code[2:0], 1'b0}],  // nan
+      (code[4:3] == 2'd3) & K32TopE2m3[{code[2:0], 1'b1}],  // inf
+      code[4:0] == 5'd0,  // zero
+      code[5],  // neg
+      5'({code[4:3] | 2'(code[4:3] == 2'd0)}) - 5'd1,  // exp = max(E, 1) - bias
+      4'({code[4:3] != 2'd0, code[2:0]})  // sig
+    };
+  endfunction
+
+  // e3m2: sign code[5], E = code[4:2], M = code[1:0]
+  function automatic logic [K32DecW-1:0] dec_k32_e3m2(input logic [5:0] code);
+    dec_k32_e3m2 = {
+      (code[4:2] == 3'd7) & K32TopE3m2[{code[1:0], 1'b0}],  // nan
+      (code[4:2] == 3'd7) & K32TopE3m2[{code[1:0], 1'b1}],  // inf
+      code[4:0] == 5'd0,  // zero
+      code[5],  // neg
+      5'({code[4:2] | 3'(code[4:2] == 3'd0)}) - 5'd3,  // exp = max(E, 1) - bias
+      4'({code[4:2] != 3'd0, code[1:0]})  // sig
+    };
+  endfunction
+
+  // e2m1: sign code[3], E = code[2:1], M = code[0:0]
+  function automatic logic [K32DecW-1:0] dec_k32_e2m1(input logic [3:0] code);
+    dec_k32_e2m1 = {
+      (code[2:1] == 2'd3) & K32TopE2m1[{code[0:0], 1'b0}],  // nan
+      (code[2:1] == 2'd3) & K32TopE2m1[{code[0:0], 1'b1}],  // inf
+      code[2:0] == 3'd0,  // zero
+      code[3],  // neg
+      5'({code[2:1] | 2'(code[2:1] == 2'd0)}) - 5'd1,  // exp = max(E, 1) - bias
+      4'({code[2:1] != 2'd0, code[0:0]})  // sig
+    };
+  endfunction
+
+  // UE8M0 scale by its field, a dec_t: {code == 8'hFF, 0, 0, code - 127, 1} (equal to DecUe8m0)
+  function automatic logic [DecW-1:0] dec_ue8m0(input logic [7:0] code);
+    dec_ue8m0 = {code == 8'hFF, 2'b00, 9'({1'b0, code} - 9'd127), 4'd1};
+  endfunction
 
   // E4M3 (OCP fn): 256 codes
   localparam logic [256*16-1:0] DecE4m3 = {
