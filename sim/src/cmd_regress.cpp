@@ -294,9 +294,10 @@ int cmd_regress(const Invocation& inv) {
   if (world.root()) {
     std::string per_rank;
     for (size_t r = 0; r < timing.rank_compute_s.size(); ++r)
-      per_rank += (r ? "," : "") + fmt_num("%.3f", timing.rank_compute_s[r]) + "/" + std::to_string(timing.rank_shards[r]);
+      per_rank += (r ? "," : "") + fmt_num("%.3f", timing.rank_compute_s[r]) + "/" +
+                  fmt_num("%.3f", timing.rank_compute_cpu_s[r]) + "/" + std::to_string(timing.rank_shards[r]);
     std::fprintf(stderr,
-                 "regress: timing ranks=%d threads=%u shards=%zu reused=%zu prepare_s=%.3f compute_s/shards=%s "
+                 "regress: timing ranks=%d threads=%u shards=%zu reused=%zu prepare_s=%.3f compute_s/cpu_s/shards=%s "
                  "wait_s=%.3f gather_bytes=%zu gather_s=%.6f merge_s=%.3f wall_s=%.3f\n",
                  world.size(), threads, job.shards, job.reused, timing.prepare_s, per_rank.c_str(), timing.wait_s,
                  timing.gathered_bytes, timing.gather_s, seconds_since(t_merge), seconds_since(t0));

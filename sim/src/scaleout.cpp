@@ -15,6 +15,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include <time.h>
+
 #include "cli.hpp"
 #include "fp4sim/io/atomic_file.hpp"
 #include "fp4sim/io/crc32.hpp"
@@ -50,6 +52,13 @@ int env_int(const char* name, int fallback) {
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// CPU seconds of this process (every thread): what a rank computed, whatever else ran on its core.
+double process_cpu_s() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
 JobTiming g_timing;
@@ -346,6 +355,7 @@ JobOutcome run_job(const JobSpec& spec) {
 
   // ---- compute: this rank's shards on `threads` workers, each written as it finishes ----
   const auto t1 = std::chrono::steady_clock::now();
+  const double cpu1 = process_cpu_s();
   const std::vector<size_t> mine = assign(missing, spec.cost, world.size())[static_cast<size_t>(world.rank())];
   std::vector<std::string> results(mine.size());
   std::vector<size_t> main_only, shared;
@@ -391,6 +401,7 @@ JobOutcome run_job(const JobSpec& spec) {
   }
   for (std::thread& t : pool) t.join();
   g_timing.compute_s = seconds_since(t1);
+  g_timing.compute_cpu_s = process_cpu_s() - cpu1;
   g_timing.shards_here = mine.size();
 
   // ---- gather to rank 0 (after a barrier, so that gather_s is the gather alone) ----
@@ -401,6 +412,7 @@ JobOutcome run_job(const JobSpec& spec) {
   std::string payload;
   put(payload, error);
   put(payload, static_cast<uint64_t>(g_timing.compute_s * 1e9));
+  put(payload, static_cast<uint64_t>(g_timing.compute_cpu_s * 1e9));
   put(payload, static_cast<uint64_t>(error.empty() ? mine.size() : 0));
   if (error.empty())
     for (size_t j = 0; j < mine.size(); ++j) {
@@ -420,6 +432,7 @@ JobOutcome run_job(const JobSpec& spec) {
     }
     outcome.results.resize(n_shards);
     g_timing.rank_compute_s.assign(all.size(), 0.0);
+    g_timing.rank_compute_cpu_s.assign(all.size(), 0.0);
     g_timing.rank_shards.assign(all.size(), 0);
     for (size_t s = 0; s < n_shards; ++s)
       if (have[s]) outcome.results[s] = std::move(reused[s]);
@@ -428,6 +441,7 @@ JobOutcome run_job(const JobSpec& spec) {
       Reader rd(all[r]);
       rd.str();
       g_timing.rank_compute_s[r] = static_cast<double>(rd.u64()) * 1e-9;
+      g_timing.rank_compute_cpu_s[r] = static_cast<double>(rd.u64()) * 1e-9;
       const uint64_t n = rd.u64();
       g_timing.rank_shards[r] = n;
       for (uint64_t i = 0; i < n; ++i) {
@@ -497,10 +511,11 @@ RowJobOutcome run_row_job(const RowJobSpec& rs) {
     std::string per_rank;
     for (size_t r = 0; r < g_timing.rank_compute_s.size(); ++r) {
       char buf[64];
-      std::snprintf(buf, sizeof buf, "%s%.3f/%zu", r ? "," : "", g_timing.rank_compute_s[r], g_timing.rank_shards[r]);
+      std::snprintf(buf, sizeof buf, "%s%.3f/%.3f/%zu", r ? "," : "", g_timing.rank_compute_s[r],
+                    g_timing.rank_compute_cpu_s[r], g_timing.rank_shards[r]);
       per_rank += buf;
     }
-    std::fprintf(stderr, "%s: timing ranks=%d shards=%zu reused=%zu compute_s/shards=%s gather_bytes=%zu gather_s=%.6f wall_s=%.3f\n",
+    std::fprintf(stderr, "%s: timing ranks=%d shards=%zu reused=%zu compute_s/cpu_s/shards=%s gather_bytes=%zu gather_s=%.6f wall_s=%.3f\n",
                  rs.label.c_str(), World::get().size(), job.shards, job.reused, per_rank.c_str(), g_timing.gathered_bytes,
                  g_timing.gather_s, seconds_since(t0));
   }

@@ -151,7 +151,9 @@ struct JobTiming {
   double prepare_s = 0, compute_s = 0, wait_s = 0, gather_s = 0;  // wait: for the slowest rank
   size_t shards_here = 0;
   size_t gathered_bytes = 0;             // rank 0: bytes received by the gather
+  double compute_cpu_s = 0;              // CPU time of the compute phase (all threads of this rank)
   std::vector<double> rank_compute_s;    // rank 0: every rank's compute time
+  std::vector<double> rank_compute_cpu_s;  // rank 0: every rank's compute CPU time
   std::vector<size_t> rank_shards;       // rank 0: shards each rank ran
 };
 const JobTiming& last_timing();
