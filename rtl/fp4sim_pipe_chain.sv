@@ -66,6 +66,38 @@ module fp4sim_pipe_chain #(
   end
 `endif
 
+`ifdef FP4SIM_SVA
+  // Simulation scoreboard (Verilated build with --assert and +define+FP4SIM_SVA; yosys never sees
+  // it): a shadow FIFO of every transfer in. The chain may hold at most Depth, and what comes out
+  // must be the oldest transfer not yet out: no loss, no duplicate, order kept, also across the
+  // stages' wiring, which the per-stage checks in fp4sim_pipe_reg do not see.
+  logic [Depth*Width-1:0] sva_q;  // entry i in bits i*Width +: Width, the oldest at 0
+  int unsigned            sva_occ;
+  logic                   sva_push, sva_pop;
+  assign sva_push = valid_i && ready_o;
+  assign sva_pop  = valid_o && ready_i;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      sva_occ <= 0;
+    end else begin
+      if (sva_pop) begin
+        sva_q <= sva_q >> Width;
+      end
+      // Written after the shift, so it wins where both write the same entry.
+      if (sva_push && sva_occ - 32'(sva_pop) < Depth) begin
+        sva_q[(sva_occ - 32'(sva_pop))*Width +: Width] <= data_i;
+      end
+      sva_occ <= sva_occ + 32'(sva_push) - 32'(sva_pop);
+    end
+  end
+  // rst_ni is both the async reset and the checks' disable (see fp4sim_pipe_reg).
+  /* verilator lint_off SYNCASYNCNET */
+  a_occupancy: assert property (@(posedge clk_i) disable iff (!rst_ni) sva_occ <= Depth);
+  a_in_order: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      valid_o |-> sva_occ != 0 && data_o == sva_q[0 +: Width]);
+  /* verilator lint_on SYNCASYNCNET */
+`endif
+
   for (genvar s = 0; s < Depth; s++) begin : g_stage
     fp4sim_pipe_reg #(
       .Width (Width)

@@ -112,6 +112,19 @@ CovAccum& cov_accum() {
 }
 #endif
 
+// Destroys a Verilated model and then its context. Verilator 5.006 registers a model's scopes (the
+// assertion build has some) in the thread's current context and erases them from whatever context
+// is current when the model is destroyed; with several drivers alive a stale pointer to a deleted
+// context there deadlocks. So: this model's context while it goes, and none left behind.
+template <class V>
+void release_model(std::unique_ptr<VerilatedContext>& ctx, std::unique_ptr<V>& m) {
+  Verilated::threadContextp(ctx.get());
+  m.reset();
+  ctx.reset();
+  Verilated::threadContextp(nullptr);
+  Verilated::lastContextp(nullptr);  // a null falls back to Verilator's default context
+}
+
 class ModelIf {
  public:
   virtual ~ModelIf() = default;
@@ -122,6 +135,7 @@ class ModelIf {
   virtual bool out_valid() const = 0;
   virtual uint32_t d() const = 0;
   virtual void set_reset(bool active) = 0;
+  virtual bool assertion_failed() const = 0;  // an SVA check failed (message printed by Verilator)
 };
 
 template <class V>
@@ -134,9 +148,13 @@ class VModel final : public ModelIf {
     // The coverage build starts from zeros instead: toggles from a random start would count as covered.
     ctx_->randReset(FP4SIM_RTL_COVERAGE ? 0 : 2);
     ctx_->randSeed(0x5EED);
+    // A failed SVA check (FP4SIM_RTL_ASSERT build) prints its message and flags the context instead
+    // of aborting the process; the driver turns the flag into an exception.
+    ctx_->fatalOnError(false);
 #if FP4SIM_RTL_TRACE
     if (!trace_path.empty()) ctx_->traceEverOn(true);
 #endif
+    Verilated::threadContextp(ctx_.get());  // the model registers its scopes there
     m_ = std::make_unique<V>(ctx_.get(), "dut");
 #if FP4SIM_RTL_TRACE
     if (!trace_path.empty()) {
@@ -158,12 +176,14 @@ class VModel final : public ModelIf {
     if (tfp_) {
       tfp_->close();
       std::rename((trace_path_ + ".partial").c_str(), trace_path_.c_str());
+      tfp_.reset();
     }
 #endif
     m_->final();
 #if FP4SIM_RTL_COVERAGE
     cov_accum().add(name_, *ctx_);
 #endif
+    release_model(ctx_, m_);
   }
 
   void drive(bool in_valid, const Packed* p, bool out_ready) override {
@@ -185,20 +205,26 @@ class VModel final : public ModelIf {
   }
   void eval_low() override {
     m_->clk_i = 0;
-    m_->eval();
-    dump();
+    eval();
   }
   void eval_high() override {
     m_->clk_i = 1;
-    m_->eval();
-    dump();
+    eval();
   }
+  bool assertion_failed() const override { return ctx_->gotError(); }
   bool in_ready() const override { return m_->in_ready_o; }
   bool out_valid() const override { return m_->out_valid_o; }
   uint32_t d() const override { return m_->d_o; }
   void set_reset(bool active) override { m_->rst_ni = active ? 0 : 1; }
 
  private:
+  void eval() {
+    // Generated code reports a failed assertion to the thread's context, not the model's: point
+    // it at this model's, which several drivers alive at once would otherwise share.
+    Verilated::threadContextp(ctx_.get());
+    m_->eval();
+    dump();
+  }
   void dump() {
 #if FP4SIM_RTL_TRACE
     if (tfp_) tfp_->dump(time_);
@@ -300,6 +326,8 @@ MmaConfig golden_config(Unit u, const ElemFormat* elem_a, const ElemFormat* elem
 
 bool trace_supported() { return FP4SIM_RTL_TRACE != 0; }
 
+bool assertions_enabled() { return FP4SIM_RTL_ASSERT != 0; }
+
 struct Driver::Impl {
   const UnitInfo* info = nullptr;
   std::unique_ptr<ModelIf> m;
@@ -316,6 +344,14 @@ struct Driver::Impl {
     m->eval_low();
     m->eval_high();
     ++cycles;
+    check_assertions();
+  }
+
+  void check_assertions() const {
+    if (m->assertion_failed()) {
+      throw std::runtime_error("rtl driver: " + std::string(info->name) + ": an RTL assertion failed by cycle " +
+                               std::to_string(cycles) + " (Verilator's message above)");
+    }
   }
 
   void pack(const uint8_t* a, const uint8_t* b, const uint32_t* sfa, const uint32_t* sfb, uint32_t c,
@@ -393,6 +429,7 @@ struct Driver::Impl {
         packed = false;
       }
       ++cycles;
+      check_assertions();
       if (++idle > 10000) throw std::runtime_error("rtl driver: no output for 10000 cycles");
     }
     m->drive(false, nullptr, false);

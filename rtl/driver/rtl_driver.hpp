@@ -60,6 +60,11 @@ MmaConfig golden_config(Unit u, const ElemFormat* elem_a = nullptr, const ElemFo
 // True if the library was built with FP4SIM_RTL_TRACE (Verilator --trace-fst).
 bool trace_supported();
 
+// True if the units' models were verilated with their SVA checks (CMake option FP4SIM_RTL_ASSERT,
+// default OFF: --assert +define+FP4SIM_SVA). A failed check makes the Driver throw
+// std::runtime_error.
+bool assertions_enabled();
+
 struct DriverOptions {
   // Non-empty: write an FST waveform of everything this driver simulates (needs trace_supported();
   // otherwise the constructor throws std::runtime_error).

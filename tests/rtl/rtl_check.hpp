@@ -18,8 +18,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fp4sim/format.hpp"
@@ -71,7 +73,14 @@ class Checker {
     k_ = static_cast<size_t>(drv_.k());
     s_ = static_cast<size_t>(drv_.scales_per_op());
   }
-  ~Checker() { flush(); }
+  // Never throws: a driver error (an SVA check failed, no output) becomes a test failure.
+  ~Checker() {
+    try {
+      flush();
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << e.what();
+    }
+  }
 
   const fp4sim::MmaConfig& config() const { return cfg_; }
   fp4sim::rtl::Driver& driver() { return drv_; }
@@ -85,7 +94,10 @@ class Checker {
   // Checks what is queued; returns the number of mismatches so far.
   size_t flush() {
     if (q_.empty()) return mismatches_;
-    const size_t n = q_.size();
+    // Taken out first: if the driver throws, these cases are not run again by the destructor.
+    const std::vector<Case> q = std::move(q_);
+    q_.clear();
+    const size_t n = q.size();
     a_.resize(n * k_);
     b_.resize(n * k_);
     sa_.resize(n * s_);
@@ -93,11 +105,11 @@ class Checker {
     c_.resize(n);
     d_.resize(n);
     for (size_t i = 0; i < n; ++i) {
-      std::copy_n(q_[i].a.begin(), k_, a_.begin() + static_cast<std::ptrdiff_t>(i * k_));
-      std::copy_n(q_[i].b.begin(), k_, b_.begin() + static_cast<std::ptrdiff_t>(i * k_));
-      std::copy_n(q_[i].sfa.begin(), s_, sa_.begin() + static_cast<std::ptrdiff_t>(i * s_));
-      std::copy_n(q_[i].sfb.begin(), s_, sb_.begin() + static_cast<std::ptrdiff_t>(i * s_));
-      c_[i] = q_[i].c;
+      std::copy_n(q[i].a.begin(), k_, a_.begin() + static_cast<std::ptrdiff_t>(i * k_));
+      std::copy_n(q[i].b.begin(), k_, b_.begin() + static_cast<std::ptrdiff_t>(i * k_));
+      std::copy_n(q[i].sfa.begin(), s_, sa_.begin() + static_cast<std::ptrdiff_t>(i * s_));
+      std::copy_n(q[i].sfb.begin(), s_, sb_.begin() + static_cast<std::ptrdiff_t>(i * s_));
+      c_[i] = q[i].c;
     }
     drv_.run(n, a_.data(), b_.data(), sa_.data(), sb_.data(), c_.data(), d_.data());
     for (size_t i = 0; i < n && mismatches_ < kMaxReports; ++i) {
@@ -108,9 +120,8 @@ class Checker {
       rtlcov::sample(unit_, cfg_, a_.data() + i * k_, b_.data() + i * k_, sa_.data() + i * s_, sb_.data() + i * s_,
                      c_[i], g);
 #endif
-      if (g != d_[i]) report(q_[i], d_[i], g);
+      if (g != d_[i]) report(q[i], d_[i], g);
     }
-    q_.clear();
     return mismatches_;
   }
 

@@ -69,6 +69,7 @@ class Bench {
  public:
   explicit Bench(Unit u)
       : u_(u), ctx_(std::make_unique<VerilatedContext>()), m_(std::make_unique<V>(ctx_.get(), "dut")) {
+    ctx_->fatalOnError(false);  // a failed SVA check flags the context; ~Bench's caller checks it
     m_->clk_i = 0;
     m_->in_valid_i = 0;
     m_->out_ready_i = 1;  // never back-pressure: the latency is the bare pipeline depth
@@ -78,7 +79,16 @@ class Bench {
     cycle_low();
     cycle_high();
   }
-  ~Bench() { m_->final(); }
+  ~Bench() {
+    // As the driver does (rtl_driver.cpp, release_model): destroy the model with its own context
+    // current, and leave no pointer to the deleted context behind.
+    Verilated::threadContextp(ctx_.get());
+    m_->final();
+    m_.reset();
+    ctx_.reset();
+    Verilated::threadContextp(nullptr);
+    Verilated::lastContextp(nullptr);
+  }
 
   // Puts an instruction (or nothing) on the inputs. Without one the data ports get garbage, so that
   // a result cannot come from the inputs combinationally.
@@ -122,14 +132,17 @@ class Bench {
   // clk low: the combinational outputs (in_ready_o, out_valid_o, d_o) settle for this cycle.
   void cycle_low() {
     m_->clk_i = 0;
+    Verilated::threadContextp(ctx_.get());  // where the generated code reports a failed check
     m_->eval();
   }
   // Rising edge: the end of the cycle.
   void cycle_high() {
     m_->clk_i = 1;
+    Verilated::threadContextp(ctx_.get());
     m_->eval();
   }
 
+  bool assertion_failed() const { return ctx_->gotError(); }
   bool in_ready() const { return m_->in_ready_o; }
   bool out_valid() const { return m_->out_valid_o; }
   uint32_t d() const { return m_->d_o; }
@@ -211,6 +224,7 @@ int measure(Unit u) {
     EXPECT_EQ(out_cycle[i], latency + static_cast<int>(i)) << ui.name << ": result " << i << " not back to back";
     EXPECT_EQ(out_d[i], burst[i].d) << ui.name << ": result " << i << " wrong or out of order";
   }
+  EXPECT_FALSE(tb.assertion_failed()) << ui.name << ": an SVA check failed (message above)";
   return latency;
 }
 
