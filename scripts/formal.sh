@@ -1,63 +1,184 @@
 #!/usr/bin/env bash
-# Formal proofs of the RTL with yosys-smtbmc and z3 (Debian's yosys and z3; scripts/setup.sh):
-#   the pipeline shell (fp4sim_pipe_chain of fp4sim_pipe_reg stages): its properties under
-#   `ifdef FORMAL` (no transaction lost or duplicated, order kept, at most one per stage, valid
-#   exactly when holding one, output held under back-pressure) proven by k-induction for chain
-#   depths 1, 2 and 3 (every output chain the units use: PipeDepth <= 5), with BMC from reset as
-#   the induction's base case.
+# Formal proofs of the RTL with yosys (its SAT solver) and yosys-smtbmc with z3 (Debian's yosys and
+# z3; scripts/setup.sh). docs/rtl.md ("Formal proofs") explains each proof and why the pieces compose.
+#   1. the pipeline shell (fp4sim_pipe_chain of fp4sim_pipe_reg stages): its properties under
+#      `ifdef FORMAL` (no transaction lost or duplicated, order kept, at most one per stage, valid
+#      exactly when holding one, output held under back-pressure) proven by k-induction for chain
+#      depths 1, 2 and 3 (every output chain the units use: PipeDepth <= 5), with BMC from reset as
+#      the induction's base case.
+#   2. the HiF4 element array: hif4_dot64 (level shifts moved up the tree) == hif4_dot64_ref (each
+#      lane shifted on its own) for all inputs, as two structural proofs and five lemmas
+#      (rtl/formal/hif4_dot64_steps.sv has the argument).
+#   3. every decoder the units use == golden's decode, for every code: the references are written by
+#      gen_decode_ref (rtl/formal/gen_decode_ref.cpp, linked with the golden library; CMake target
+#      gen_decode_ref), the checks are rtl/formal/decode_checks.sv.
 # Prints one line per proof and the count; exit 0 when all hold, 1 otherwise (2: tools missing).
 #
-# Usage: scripts/formal.sh [OUTDIR]      (default build-formal; about 2 min on 2 cores)
-#        DEPTHS="1 2" scripts/formal.sh  (a subset)
-# docs/rtl.md explains the properties and why the tags make them complete.
+# Usage: scripts/formal.sh [OUTDIR [GEN_DECODE_REF]]   (default build-formal; about 2 min on 2 cores)
+#        GEN_DECODE_REF=path scripts/formal.sh   (the generator if not an argument; default
+#                                                  build/rtl/gen_decode_ref)
+#        DEPTHS="1 2" scripts/formal.sh          (a subset of the shell proofs)
+#        PARTS="hif4 decode" scripts/formal.sh   (a subset of the parts: shell hif4 decode)
+#        JOBS=1 scripts/formal.sh                (proofs at a time, default 2)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-build-formal}
+GEN=${2:-${GEN_DECODE_REF:-build/rtl/gen_decode_ref}}
 DEPTHS=${DEPTHS:-"1 2 3"}
+PARTS=${PARTS:-"shell hif4 decode"}
+JOBS=${JOBS:-2}
 mkdir -p "$OUT"
 for t in yosys yosys-smtbmc z3; do
   command -v "$t" >/dev/null || { echo "formal.sh: $t not found (scripts/setup.sh installs it)" >&2; exit 2; }
 done
 
-proved=0 failed=0
-run() {  # name, log, command...
+# Every proof runs as a background job, JOBS at a time (the two depth-3 shell proofs, the slow
+# ones, start first; the rest fill the other core). Each job leaves its line in $OUT/result.NNN;
+# the lines are printed in that order at the end.
+rm -f "$OUT"/result.*
+nres=0
+spawn() {  # name, log (shown on failure), command...: passes when the command exits 0
   local name=$1 log=$2
   shift 2
-  local t0=$SECONDS
-  if "$@" >"$log" 2>&1 && grep -q "Status: PASSED" "$log"; then
-    echo "formal: PROVED  $name ($((SECONDS - t0)) s)"
-    proved=$((proved + 1))
-  else
-    echo "formal: FAILED  $name ($((SECONDS - t0)) s), log $log:"
-    tail -n 15 "$log" | sed 's/^/    /'
-    failed=$((failed + 1))
-  fi
+  nres=$((nres + 1))
+  local res
+  res="$OUT/result.$(printf %03d "$nres")"
+  while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n; done
+  (
+    t0=$SECONDS
+    if "$@"; then
+      echo "formal: PROVED  $name ($((SECONDS - t0)) s)"
+    else
+      echo "formal: FAILED  $name ($((SECONDS - t0)) s), log $log:"
+      tail -n 15 "$log" | sed 's/^/    /'
+    fi >"$res"
+  ) &
 }
+smtbmc_passes() {  # log, yosys-smtbmc arguments: exit 0 and "Status: PASSED"
+  local log=$1
+  shift
+  yosys-smtbmc -s z3 "$@" >"$log" 2>&1 && grep -q "Status: PASSED" "$log"
+}
+run_smtbmc() {  # name, log, yosys-smtbmc arguments
+  local name=$1 log=$2
+  shift 2
+  spawn "$name" "$log" smtbmc_passes "$log" "$@"
+}
+ys_passes() {  # log, script
+  yosys -q -l "$1" -p "$2" >/dev/null 2>&1
+}
+run_ys() {  # name, log, yosys script with `sat -verify` (a failed proof stops yosys with an error)
+  spawn "$1" "$2" ys_passes "$2" "$3"
+}
+fail_now() {  # a failed step before any proof could run
+  nres=$((nres + 1))
+  echo "formal: FAILED  $1" >"$OUT/result.$(printf %03d "$nres")"
+}
+has_part() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
 
-for d in $DEPTHS; do
-  # Tags mod 2^w must tell apart the <= d transactions in flight and the next one.
-  w=1
-  while [ $((1 << (w - 1))) -le "$d" ]; do w=$((w + 1)); done
-  smt="$OUT/pipe_chain_d$d.smt2"
-  if ! yosys -q -l "$OUT/pipe_chain_d$d.yosys.log" -p "
-      read_verilog -sv -formal rtl/fp4sim_pipe_reg.sv rtl/fp4sim_pipe_chain.sv rtl/formal/pipe_chain_formal.sv
-      chparam -set Depth $d -set Width $w pipe_chain_formal
-      prep -top pipe_chain_formal
-      async2sync
-      dffunmap
-      write_smt2 -wires $smt" >/dev/null 2>&1; then
-    echo "formal: FAILED  pipe_chain depth $d: yosys could not read it (log $OUT/pipe_chain_d$d.yosys.log)"
-    failed=$((failed + 1))
-    continue
+# --- 1. pipeline shell ---------------------------------------------------------------------------
+if has_part shell; then
+  for d in $(echo "$DEPTHS" | tr ' ' '\n' | sort -rn); do  # the deepest (slowest) first
+    # Tags mod 2^w must tell apart the <= d transactions in flight and the next one.
+    w=1
+    while [ $((1 << (w - 1))) -le "$d" ]; do w=$((w + 1)); done
+    smt="$OUT/pipe_chain_d$d.smt2"
+    if ! yosys -q -l "$OUT/pipe_chain_d$d.yosys.log" -p "
+        read_verilog -sv -formal rtl/fp4sim_pipe_reg.sv rtl/fp4sim_pipe_chain.sv rtl/formal/pipe_chain_formal.sv
+        chparam -set Depth $d -set Width $w pipe_chain_formal
+        prep -top pipe_chain_formal
+        async2sync
+        dffunmap
+        write_smt2 -wires $smt" >/dev/null 2>&1; then
+      fail_now "pipe_chain depth $d: yosys could not read it (log $OUT/pipe_chain_d$d.yosys.log)"
+      continue
+    fi
+    # Induction: the properties hold in every state where they held for the 2 steps before.
+    run_smtbmc "pipe_chain depth $d, width $w: shell properties by 2-induction" \
+      "$OUT/pipe_chain_d$d.induction.log" -i -t 2 "$smt"
+    # Base: from reset, 2 d + 4 cycles (past filling the chain and draining it again; more than the
+    # induction's 2 steps).
+    run_smtbmc "pipe_chain depth $d, width $w: BMC $((2 * d + 4)) cycles from reset" \
+      "$OUT/pipe_chain_d$d.bmc.log" -t $((2 * d + 4)) "$smt"
+  done
+fi
+
+# --- 2. HiF4 element array: hif4_dot64 == hif4_dot64_ref ----------------------------------------
+# (a), (b): both designs equal chains of lane / quad / group steps (the same netlists once
+# flattened); (c), (d): an invariant relating the two chains' states holds across every step, for
+# every state and input; by induction over the lanes the two sums are equal.
+if has_part hif4; then
+  HSV="rtl/fp4sim_pkg.sv rtl/formal/hif4_dot64_ref.sv rtl/hif4_dot64.sv rtl/formal/hif4_dot64_steps.sv"
+  miter() {  # gold gate: two modules with the same ports are equal for all inputs
+    echo "read_verilog -sv $HSV; hierarchy -check; proc; opt_clean
+          miter -equiv -flatten $1 $2 miter; hierarchy -top miter; opt
+          sat -verify -prove trigger 0 -show-inputs miter"
+  }
+  run_ys "hif4 (a): hif4_dot64_ref == 64 reference lane steps" "$OUT/hif4_ref_chain.log" \
+    "$(miter hif4_dot64_ref hif4_ref_chain)"
+  run_ys "hif4 (b): hif4_dot64 == its lane / quad / group steps" "$OUT/hif4_new_chain.log" \
+    "$(miter hif4_dot64 hif4_new_chain)"
+  for j in 0 1 2 3; do
+    # z3 proves the lemma in seconds (yosys' SAT takes about a minute); yosys first checks that the
+    # lemma's assumption can hold (a vacuous lemma would prove anything).
+    smt="$OUT/hif4_lane_j$j.smt2"
+    if yosys -q -l "$OUT/hif4_lane_j$j.yosys.log" -p "
+        read_verilog -sv -formal $HSV
+        chparam -set J $j hif4_lane_lemma
+        hierarchy -check -top hif4_lane_lemma; proc; flatten; opt
+        sat -falsify -prove pre_o 0 hif4_lane_lemma
+        write_smt2 -wires $smt" >/dev/null 2>&1; then
+      run_smtbmc "hif4 (c): lane $j of a quad keeps the invariant (every state and input)" \
+        "$OUT/hif4_lane_j$j.log" -t 1 "$smt"
+    else
+      fail_now "hif4 (c): lane $j of a quad: yosys or the non-vacuity check failed (log $OUT/hif4_lane_j$j.yosys.log)"
+    fi
+  done
+  run_ys "hif4 (d): the invariant at a group's start and across a quad's end" "$OUT/hif4_book.log" "
+    read_verilog -sv $HSV
+    hierarchy -check -top hif4_book_lemma; proc; flatten; opt
+    sat -verify -prove ok_o 1 -show-inputs hif4_book_lemma
+    sat -falsify -prove pre_o 0 hif4_book_lemma"
+fi
+
+# --- 3. decoders == golden's decode ---------------------------------------------------------------
+if has_part decode; then
+  ref="$OUT/decode_ref.sv"
+  if [ ! -x "$GEN" ] || ! "$GEN" "$ref" >"$OUT/gen_decode_ref.log" 2>&1; then
+    fail_now "decoders: no reference ($GEN missing or failed: build the CMake target gen_decode_ref and pass its path as the second argument or GEN_DECODE_REF)"
+  else
+    DSV="rtl/fp4sim_pkg.sv rtl/fp4sim_dp_pkg.sv rtl/bs_k32_front.sv $ref rtl/formal/decode_checks.sv"
+    # memory_map: yosys turns the references' case statements into ROMs, which sat cannot read.
+    check() {  # log id, name, top, [Fmt]
+      local cp=""
+      [ -n "${4:-}" ] && cp="chparam -set Fmt $4 $3"
+      run_ys "decoder $2 == golden, every code" "$OUT/decode_$1.log" "
+        read_verilog -sv $DSV
+        $cp
+        hierarchy -check -top $3; proc; flatten; memory_map; opt
+        sat -verify -prove ok_o 1 -show-inputs $3"
+    }
+    check k32 "bs_k32_dec (5 element formats, 8 format codes)" chk_k32_dec
+    check ue8m0_fn "dec_ue8m0 (bs_k32_front's scales)" chk_dec_ue8m0_fn
+    check ue8m0 "DecUe8m0 (bs_k64_scale)" chk_dec_table 0
+    check ue4m3 "DecUe4m3 read with bit 7 ignored (bs_k64_scale, nvfp4_scale)" chk_dec_table 1
+    check e6m2 "DecE6m2 (hif4_scale)" chk_dec_table 2
+    check e4m3 "DecE4m3" chk_dec_table 3
+    check e5m2 "DecE5m2" chk_dec_table 4
+    check e2m3 "DecE2m3" chk_dec_table 5
+    check e3m2 "DecE3m2" chk_dec_table 6
+    check e2m1 "DecE2m1" chk_dec_table 7
+    check e2m1_sigsh "E2m1SigSh (fp4_dot16's lanes)" chk_e2m1_sigsh
+    check s1p2_mag "S1p2Mag (hif4_dot64's lanes)" chk_s1p2_mag
   fi
-  # Induction: the properties hold in every state where they held for the 2 steps before.
-  run "pipe_chain depth $d, width $w: shell properties by 2-induction" "$OUT/pipe_chain_d$d.induction.log" \
-    yosys-smtbmc -s z3 -i -t 2 "$smt"
-  # Base: from reset, 2 d + 4 cycles (past filling the chain and draining it again; more than the
-  # induction's 2 steps).
-  run "pipe_chain depth $d, width $w: BMC $((2 * d + 4)) cycles from reset" "$OUT/pipe_chain_d$d.bmc.log" \
-    yosys-smtbmc -s z3 -t $((2 * d + 4)) "$smt"
-done
+fi
 
+wait
+proved=0 failed=0
+for r in "$OUT"/result.*; do
+  [ -e "$r" ] || continue
+  cat "$r"
+  if head -n 1 "$r" | grep -q "^formal: PROVED"; then proved=$((proved + 1)); else failed=$((failed + 1)); fi
+done
 echo "formal: $proved proved, $failed failed"
-[ "$failed" -eq 0 ]
+[ "$failed" -eq 0 ] && [ "$proved" -gt 0 ]
