@@ -526,7 +526,21 @@ RowJobOutcome run_row_job(const RowJobSpec& rs) {
 }
 
 void finish_job(const JobSpec& spec) {
+  // The shard files are unlinked by several threads: on a journaling file system each lone unlink
+  // of a file whose blocks are on disk waits for a journal commit (about 4 ms here, where ext4 is
+  // mounted with online discard), concurrent ones share commits (0.2 ms each with 8 threads).
+  std::vector<fs::path> files;
   std::error_code ec;
+  for (fs::directory_iterator it(spec.partial / "shards", ec), end; !ec && it != end; it.increment(ec))
+    files.push_back(it->path());
+  const size_t n_threads = std::min<size_t>(8, files.size() / 16 + 1);
+  std::vector<std::thread> pool;
+  for (size_t t = 0; t < n_threads; ++t)
+    pool.emplace_back([&files, t, n_threads] {
+      std::error_code e;
+      for (size_t i = t; i < files.size(); i += n_threads) fs::remove(files[i], e);
+    });
+  for (std::thread& th : pool) th.join();
   fs::remove_all(spec.partial, ec);
 }
 
