@@ -338,10 +338,17 @@ const std::vector<UnitDef>& all_units() {
 #if FP4SIM_HAVE_RTL
     for (const rtl::UnitInfo& ui : rtl::all_units()) {
       const MmaConfig cfg = rtl::golden_config(ui.unit);
-      const double cost = ui.unit == rtl::Unit::BsDotK32    ? 1.7e-6
-                          : ui.unit == rtl::Unit::Hif4Pe    ? 1.3e-6
-                          : ui.unit == rtl::Unit::Nvfp4Pe64 ? 1.8e-6
-                                                            : 1.15e-6;
+      double cost = 2.0e-6;
+      switch (ui.unit) {
+        case rtl::Unit::BsDotK64Ue4m3B16: cost = 2.07e-6; break;
+        case rtl::Unit::BsDotK64Ue8m0B32: cost = 2.35e-6; break;
+        case rtl::Unit::BsDotK64Ue8m0B16: cost = 1.67e-6; break;
+        case rtl::Unit::BsDotK64Ue4m3B32: cost = 1.52e-6; break;
+        case rtl::Unit::BsDotK32: cost = 2.03e-6; break;
+        case rtl::Unit::Hif4Pe: cost = 1.41e-6; break;
+        case rtl::Unit::Nvfp4Pe64: cost = 1.87e-6; break;
+        default: break;  // a unit added later: the middle of the range
+      }
       out.push_back({std::string(ui.name), Family::Rtl, static_cast<uint8_t>(ui.unit), 1, cost, kind_text(cfg), ""});
     }
 #else
@@ -353,13 +360,13 @@ const std::vector<UnitDef>& all_units() {
 #ifdef FP4SIM_HAVE_MODELS
     no_models = "";
 #endif
-    out.push_back({"tensor-core", Family::Models, 0, 256, 2.7e-6, "SystemC tensor core (cycle), 6 formats", no_models});
-    out.push_back({"cube", Family::Models, 1, 256, 1.55e-6, "SystemC cube (cycle), 3 formats", no_models});
+    out.push_back({"tensor-core", Family::Models, 0, 256, 2.90e-6, "SystemC tensor core (cycle), 6 formats", no_models});
+    out.push_back({"cube", Family::Models, 1, 256, 1.59e-6, "SystemC cube (cycle), 3 formats", no_models});
     const char* no_gpu = "this fp4sim was built without sim/gpu";
 #if FP4SIM_HAVE_GPU
     no_gpu = "";
 #endif
-    out.push_back({"gpu-host", Family::GpuHost, 0, 64, 2.0e-6,
+    out.push_back({"gpu-host", Family::GpuHost, 0, 64, 2.12e-6,
                    "GPU kernels' host arithmetic, every kind x model", no_gpu});
     return out;
   }();
