@@ -205,6 +205,13 @@ int cmd_study(const Invocation& inv) {
   job.items = configs.size();
   job.shard_size = shard_size;
   job.resume = vm.count("resume") > 0;
+  // Most of a configuration's time is the error sample, which grows with K (the timing-only run is
+  // cheap in analytic mode; with cycle timing the GEMM's size dominates).
+  for (const Config& c : configs) {
+    const Linear& L = layers[c.layer];
+    job.item_cost.push_back(timing == fm::Timing::Cycle ? static_cast<double>(tokens * L.n * L.k)
+                                                        : static_cast<double>(L.k) + 1024.0);
+  }
   job.plan = "fp4sim study\nversion " + std::string(io::tool_version()) + "\nmodel " + shape->name + "\ntokens " +
              std::to_string(tokens) + "\ntiming " + std::string(fm::timing_name(timing)) + "\nsample " +
              std::to_string(sample_m) + "x" + std::to_string(sample_n_opt) + " seed " + std::to_string(seed) +

@@ -466,7 +466,8 @@ RowJobOutcome run_row_job(const RowJobSpec& rs) {
   spec.plan = rs.plan;
   const size_t shard = std::max<size_t>(1, rs.shard_size);
   const size_t n_shards = (rs.items + shard - 1) / shard;
-  spec.cost.assign(n_shards, 1.0);
+  spec.cost.assign(n_shards, 0.0);
+  for (size_t i = 0; i < rs.items; ++i) spec.cost[i / shard] += i < rs.item_cost.size() ? rs.item_cost[i] : 1.0;
   spec.resume = rs.resume;
   spec.replace_stale = true;  // the CSV is replaced anyway
   spec.prepare = rs.prepare;

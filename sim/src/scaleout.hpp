@@ -133,6 +133,7 @@ struct RowJobSpec {
   std::string plan;
   std::string header;  // the CSV header line, '\n' included
   size_t items = 0, shard_size = 1;
+  std::vector<double> item_cost;  // estimated cost of each item (empty: all equal); assignment only
   bool resume = false;
   std::function<RowItem(size_t i)> run;
   std::function<void()> prepare;  // rank 0, before anything is created
