@@ -111,10 +111,10 @@ sb --export=ALL,FP4SIM="$F",OUT="$D/sbatch-whatif.csv",SHAPE="--m 128 --n 256 --
   scripts/slurm/whatif.sbatch
 "$F" whatif --timing cycle --m 128 --n 256 --k 512 --sweep smem_bytes=65536,131072,196608,229376 \
   --sweep l0a_bytes=32768,65536,98304,131072 --sweep dram_bytes_per_cycle=32,64,128,256 --sweep cores=16,32,64 \
-  --out "$D/one-whatif.csv" >/dev/null
+  --out "$D/one-whatif.csv" >/dev/null 2>"$D/one-whatif.err"
 cmp "$D/sbatch-whatif.csv" "$D/one-whatif.csv" || { echo "slurm_check: whatif.sbatch differs from one process" >&2; exit 1; }
 sb --export=ALL,FP4SIM="$F",OUT="$D/sbatch-study.csv",MODEL=tiny,TOKENS=256,TIMING=cycle \
   scripts/slurm/study.sbatch
-"$F" study --model tiny --tokens 256 --timing cycle --out "$D/one-study.csv" >/dev/null
+"$F" study --model tiny --tokens 256 --timing cycle --out "$D/one-study.csv" >/dev/null 2>"$D/one-study.err"
 cmp "$D/sbatch-study.csv" "$D/one-study.csv" || { echo "slurm_check: study.sbatch differs from one process" >&2; exit 1; }
 echo "slurm_check: scripts/slurm/{regress,whatif,study}.sbatch under sbatch -n 2: the same bytes as mpirun / one process"
