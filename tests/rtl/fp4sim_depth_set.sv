@@ -7,6 +7,7 @@ module fp4sim_depth_set #(
   parameter int unsigned UnitSel   = 0,   // 0: bs_dot_k64, 1: bs_dot_k32, 2: hif4_pe, 3: nvfp4_pe64
   parameter int unsigned ScaleFmt  = 0,   // bs_dot_k64 only
   parameter int unsigned Block     = 16,  // bs_dot_k64 only
+  parameter int unsigned BackEnd   = 0,   // nvfp4_pe64 only (fp4sim_dp_pkg::Be*)
   parameter int unsigned NumDepths = 5
 ) (
   input  logic                     clk_i,
@@ -88,7 +89,8 @@ module fp4sim_depth_set #(
       );
     end else begin : g_nvfp4
       nvfp4_pe64 #(
-        .PipeDepth (n + 1)
+        .PipeDepth (n + 1),
+        .BackEnd   (BackEnd)
       ) u_unit (
         .clk_i       (clk_i),
         .rst_ni      (rst_ni),

@@ -27,6 +27,7 @@
 #include "Vdepths_bs_dot_k64_ue8m0_b32.h"
 #include "Vdepths_hif4_pe.h"
 #include "Vdepths_nvfp4_pe64.h"
+#include "Vdepths_nvfp4_pe64_fixed.h"
 
 namespace {
 
@@ -210,6 +211,7 @@ const DepthUnit kDepthUnits[] = {
     {"bs_dot_k32", Unit::BsDotK32, &make_lanes<Vdepths_bs_dot_k32>},
     {"hif4_pe", Unit::Hif4Pe, &make_lanes<Vdepths_hif4_pe>},
     {"nvfp4_pe64", Unit::Nvfp4Pe64, &make_lanes<Vdepths_nvfp4_pe64>},
+    {"nvfp4_pe64_fixed", Unit::Nvfp4Pe64, &make_lanes<Vdepths_nvfp4_pe64_fixed>},  // BackEnd = BeFixed
 };
 
 class RtlDepths : public ::testing::TestWithParam<DepthUnit> {
