@@ -453,8 +453,8 @@ def ratios(json_path):
         rr = [s["delay_ns"] for s in st[1:-1]]
         b = blocks(u) if "elem_area_um2" in u else None
         cells = (f"{b['elem']:.0f} | {b['regs']:.0f} | {b['scale']:.0f}" if b else "- | - | -")
-        print(f"| {n} | {u['area_um2']:.0f} | {cells} | " + " / ".join(f"{s['delay_ns']:.2f}" for s in st) +
-              f" | {max(rr) / min(rr):.2f} |" if len(rr) > 1 else " | - |")
+        mm = f"{max(rr) / min(rr):.2f}" if len(rr) > 1 else "-"
+        print(f"| {n} | {u['area_um2']:.0f} | {cells} | " + " / ".join(f"{s['delay_ns']:.2f}" for s in st) + f" | {mm} |")
 
 
 def blocks_pts(u):
