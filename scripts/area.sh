@@ -22,8 +22,8 @@
 # Usage: scripts/area.sh [OUTDIR]       (default: build-area; about 4 min on 2 cores)
 #        JOBS=N scripts/area.sh         (parallel yosys runs, default 2)
 #        TOPS="hif4_pe nvfp4_pe64" scripts/area.sh   (a subset; names from the list below)
-#        TOPS="... bs_dot_k32"          (opt-in: its 5 x 256-entry element decode tables per lane
-#                                        take yosys more than 20 min to fold)
+#        TOPS="... bs_dot_k32"          (opt-in in this generic mode; it is in the --json run, about
+#                                        1-2 min since its elements are decoded by fields)
 #        REPORT_ONLY=1 scripts/area.sh  (re-print the tables from the reports already in OUTDIR)
 #        scripts/area.sh --json out/area.json [OUTDIR]   (cell library; default OUTDIR
 #                                        build-area-cells; bs_dot_k32 is included and skipped when
