@@ -54,6 +54,9 @@ struct QuantOptions {
   bool rht_bf16 = false;      // round the RHT output to BF16 (as TE does)
   uint64_t rht_seed = 0;      // sign seed for RHT sizes other than 16 (or when rht_seeded)
   bool rht_seeded = false;    // use seeded signs even for N = 16
+  // Worker threads for quantize() (0 = hardware concurrency). Rows are split into fixed-size
+  // chunks whose bits do not depend on who computes them: the result is the same for any value.
+  unsigned threads = 1;
 };
 
 struct Quantized {
