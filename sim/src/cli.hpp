@@ -132,5 +132,6 @@ int cmd_run(const Invocation& inv);
 int cmd_whatif(const Invocation& inv);
 int cmd_regress(const Invocation& inv);
 int cmd_study(const Invocation& inv);
+int cmd_check(const Invocation& inv);  // cmd_check.cpp (issue 15)
 
 }  // namespace fp4sim::cli

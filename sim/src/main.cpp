@@ -33,6 +33,7 @@ constexpr Command kCommands[] = {
      fp4sim::cli::cmd_linear},
     {"vectors", "write a golden vector suite (smoke, corners, random, llm)", fp4sim::cli::cmd_vectors},
     {"replay", "re-check a vector suite bit for bit on a target (golden, ...)", fp4sim::cli::cmd_replay},
+    {"check", "compare your kernel's outputs (D, quantized codes/scales) with a vector suite's, bit for bit", fp4sim::cli::cmd_check},
     {"run", "LLM-like linear layer on the SystemC tensor-core and cube models, checked vs golden", fp4sim::cli::cmd_run},
     {"whatif", "sweep model parameters (timing only); write one CSV row per configuration", fp4sim::cli::cmd_whatif},
     {"regress", "seeded random checks of RTL, SystemC models and GPU-host arithmetic vs golden (MPI-sharded)",
