@@ -1,0 +1,38 @@
+# FP4SIM_PYTHON (AUTO, ON, OFF): the Python module fp4sim._core (python/, docs/python.md).
+# AUTO builds it in full, unsanitized builds when Python's headers and nanobind (PyPI, pinned by
+# scripts/setup.sh) are found; golden-only and sanitizer builds leave it out unless asked (an ASan
+# module cannot be loaded by a plain interpreter). Sets FP4SIM_PYTHON_ENABLED.
+set(FP4SIM_PYTHON AUTO CACHE STRING "Python module fp4sim._core (nanobind): AUTO, ON or OFF")
+set(FP4SIM_PYTHON_ENABLED OFF)
+set(_want ${FP4SIM_PYTHON})
+if(SKBUILD)
+  set(_want ON)
+elseif(_want STREQUAL "AUTO" AND (FP4SIM_SANITIZE OR FP4SIM_GOLDEN_ONLY OR FP4SIM_GPU_ONLY))
+  set(_want OFF)
+endif()
+if(NOT _want STREQUAL "OFF")
+  # The interpreter on PATH (pyenv's here), not /usr/bin/python3: the one pip installs into.
+  if(NOT DEFINED Python_EXECUTABLE AND NOT SKBUILD)
+    find_program(FP4SIM_PYTHON3 python3)
+    if(FP4SIM_PYTHON3)
+      set(Python_EXECUTABLE ${FP4SIM_PYTHON3})
+    endif()
+  endif()
+  find_package(Python 3.9 QUIET COMPONENTS Interpreter Development.Module)
+  set(_found OFF)
+  if(Python_FOUND)
+    execute_process(COMMAND ${Python_EXECUTABLE} -m nanobind --cmake_dir
+                    OUTPUT_VARIABLE _nb_dir OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE _nb_rc ERROR_QUIET)
+    if(_nb_rc EQUAL 0)
+      find_package(nanobind CONFIG QUIET PATHS ${_nb_dir} NO_DEFAULT_PATH)
+      set(_found ${nanobind_FOUND})
+    endif()
+  endif()
+  if(_want STREQUAL "ON" AND NOT _found)
+    message(FATAL_ERROR "FP4SIM_PYTHON=ON but Python's headers or nanobind were not found (run scripts/setup.sh)")
+  endif()
+  if(_found)
+    set(FP4SIM_PYTHON_ENABLED ON)
+  endif()
+endif()
+message(STATUS "fp4sim: Python module ${FP4SIM_PYTHON_ENABLED}")

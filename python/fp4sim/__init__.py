@@ -1,0 +1,550 @@
+"""fp4sim: bit-exact 4-bit block-scaled quantizers and tensor-core numerics, from Python.
+
+The functions mirror the command line (docs/cli.md, docs/python.md): keyword names are the CLI's
+option names with dashes turned into underscores (``--scale-rule`` -> ``scale_rule``, ``--2d`` ->
+``two_d``), the defaults are the CLI's, an option left at ``None`` is "not given", and a bad
+argument raises ``ValueError`` with the CLI's one-line message (without ``fp4sim: error:``; where
+the CLI names a file, Python names the argument).
+
+Arrays: numpy arrays (or torch CPU tensors, when torch is installed) go in; numpy arrays come out.
+C-contiguous inputs of the expected dtype are read in place, and results are numpy arrays that own
+the C++ buffers (nothing copied). ml_dtypes arrays (float4_e2m1fn, float6_e2m3fn, float6_e3m2fn,
+float8_e4m3fn, float8_e5m2, float8_e8m0fnu, bfloat16) are accepted wherever codes, scales or BF16
+inputs are, and ``Quantized.codes_as_ml_dtypes()`` / ``scales_as_ml_dtypes()`` give them back.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+
+from . import _core
+from .suite import Case, Operand, Suite, SuiteError, check, load_suite, result_path, save_result
+
+__version__ = _core.__version__
+
+__all__ = [
+    "quantize", "dequantize", "Quantized", "pack_nibbles", "unpack_nibbles", "scales_to_atom",
+    "scales_from_atom", "mma", "gemm", "GemmResult", "load_suite", "check", "Suite", "Case", "Operand",
+    "SuiteError", "result_path", "save_result", "FORMATS", "KINDS", "ml_dtype",
+]
+
+FORMATS: dict[str, dict] = {f["name"]: f for f in _core.block_formats()}
+KINDS: dict[str, dict] = {k["name"]: k for k in _core.mma_kinds()}
+_MX = {n for n in FORMATS if n not in ("nvfp4", "hif4")}
+_MODELS = ("blackwell", "exact", "fp32-seq", "ascend-hif4")
+_U64 = (1 << 64) - 1
+_U32 = (1 << 32) - 1
+
+
+# ---- argument helpers (the CLI's messages) ----
+
+def _uint(option: str, value: Any, lo: int, hi: int) -> int:
+    """cli.cpp parse_uint: decimal or 0x-hex text, or a Python int, in [lo, hi]."""
+    if isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"--{option}: '{value}' is not a non-negative integer")
+    if isinstance(value, (int, np.integer)):
+        v, text = int(value), str(int(value))
+    elif isinstance(value, str):
+        text = value
+        digits, base = (value[2:], 16) if len(value) > 2 and value[:2] in ("0x", "0X") else (value, 10)
+        ok = digits != "" and all(c in "0123456789abcdefABCDEF"[: 22 if base == 16 else 10] for c in digits)
+        if not ok:
+            raise ValueError(f"--{option}: '{value}' is not a non-negative integer")
+        v = int(digits, base)
+    else:
+        raise ValueError(f"--{option}: '{value}' is not a non-negative integer")
+    if v < lo or v > hi:
+        raise ValueError(f"--{option}: {text} is out of range [{lo}, {hi}]")
+    return v
+
+
+def _on_off(option: str, value: Any) -> bool:
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if value in ("on", "off"):
+        return value == "on"
+    raise ValueError(f"--{option}: expected 'on' or 'off', got '{value}'")
+
+
+def _format(format: str) -> dict:
+    if format not in FORMATS:
+        raise ValueError(f"--format: unknown format '{format}' (expected one of: {', '.join(FORMATS)})")
+    return FORMATS[format]
+
+
+def _quant_options(format: str, rounding, seed, stream, scale_rule, pts, two_d, rht, rht_bf16) -> dict:
+    """cli.cpp parse_quant_options, same order and messages."""
+    fi = _format(format)
+    o = {"rounding": "rne" if rounding is None else rounding}
+    if o["rounding"] not in ("rne", "rna", "rz", "sr"):
+        raise ValueError(f"--rounding: unknown mode '{rounding}' (expected rne, rna, rz or sr)")
+    if format == "hif4" and o["rounding"] == "rz":
+        raise ValueError("--rounding rz: hif4 rounds half-up (rna, also selected by rne) or with sr")
+    o["seed"] = 0 if seed is None else _uint("seed", seed, 0, _U64)
+    o["stream"] = 0 if stream is None else _uint("stream", stream, 0, _U32)
+    o["scale_rule"] = "floor"
+    if scale_rule is not None:
+        if scale_rule not in ("floor", "ceil"):
+            raise ValueError(f"--scale-rule: unknown rule '{scale_rule}' (expected floor or ceil)")
+        if format not in _MX:
+            raise ValueError(f"--scale-rule applies to MX formats only, not {fi['name']}")
+        o["scale_rule"] = scale_rule
+    o["pts"] = True
+    if pts is not None:
+        o["pts"] = _on_off("pts", pts)
+        if format != "nvfp4":
+            raise ValueError(f"--pts applies to nvfp4 only, not {fi['name']}")
+    o["two_d"] = bool(two_d)
+    if o["two_d"] and format != "nvfp4":
+        raise ValueError(f"--2d (16x16 tile scaling) applies to nvfp4 only, not {fi['name']}")
+    o["rht"] = 0
+    if rht is not None:
+        n = _uint("rht", rht, 0, 1 << 30)
+        if n != 0 and (n < 2 or n & (n - 1)):
+            raise ValueError(f"--rht: size must be a power of two >= 2 (or 0 = off), got {rht}")
+        o["rht"] = n
+    o["rht_bf16"] = bool(rht_bf16)
+    if o["rht_bf16"] and o["rht"] == 0:
+        raise ValueError("--rht-bf16 needs --rht N")
+    return o
+
+
+def _threads(threads) -> int:
+    return _uint("threads", threads, 0, 1024)
+
+
+def _is_torch(x) -> bool:
+    return type(x).__module__.split(".")[0] == "torch"
+
+
+def _numpy(x) -> np.ndarray:
+    """numpy view of x; torch CPU tensors without a copy (their bfloat16 / float8 as bit patterns)."""
+    if _is_torch(x):
+        import torch  # only reached when the caller already has torch
+
+        t = x.detach()
+        if t.device.type != "cpu":
+            t = t.cpu()
+        if t.dtype == torch.bfloat16:
+            return t.contiguous().view(torch.int16).numpy().view(np.uint16).view(_mld().bfloat16)
+        name = str(t.dtype).removeprefix("torch.")
+        if name.startswith("float8") or name.startswith("float4"):
+            md = _mld()
+            target = {"float8_e4m3fn": "float8_e4m3fn", "float8_e5m2": "float8_e5m2",
+                      "float8_e8m0fnu": "float8_e8m0fnu", "float4_e2m1fn_x2": None}.get(name)
+            raw = t.contiguous().view(torch.uint8).numpy()
+            return raw if target is None else raw.view(getattr(md, target))
+        return t.numpy()
+    return np.asarray(x)
+
+
+@functools.cache
+def _mld():
+    import ml_dtypes
+
+    return ml_dtypes
+
+
+def _shape(shape) -> str:
+    return str(tuple(int(s) for s in shape))
+
+
+def _dtype_name(a: np.ndarray) -> str:
+    return str(a.dtype) if a.dtype.isnative or a.dtype.itemsize == 1 else a.dtype.str
+
+
+def _float_input(x, name: str) -> np.ndarray:
+    """float32 as is; uint16 (BF16 bit patterns, as the CLI reads them), bfloat16 and float16
+    widened exactly. Other dtypes are refused rather than rounded."""
+    a = _numpy(x)
+    dt = a.dtype
+    if dt == np.float32 and dt.isnative:
+        return np.ascontiguousarray(a)
+    if (dt == np.uint16 and dt.isnative) or dt.name == "bfloat16":
+        bits = np.ascontiguousarray(a).view(np.uint16)
+        return (bits.astype(np.uint32) << 16).view(np.float32)
+    if dt == np.float16 and dt.isnative:
+        return a.astype(np.float32)
+    raise ValueError(f"{name}: input dtype is {_dtype_name(a)}; expected float32 or uint16 (BF16 bits) "
+                     "(bfloat16 and float16 arrays are also accepted)")
+
+
+# ml_dtypes names of the element and scale types that have one.
+_ML_NAMES = {"e2m1": "float4_e2m1fn", "e2m3": "float6_e2m3fn", "e3m2": "float6_e3m2fn", "e4m3": "float8_e4m3fn",
+             "e5m2": "float8_e5m2", "ue8m0": "float8_e8m0fnu", "ue4m3": "float8_e4m3fn"}
+
+
+def ml_dtype(type_name: str):
+    """The ml_dtypes dtype for an element or scale type name ("e2m1", "ue8m0", ...), or None
+    (s1p2, e6m2 and HiF4 words have none). UE4M3 codes 0x00-0x7F read as float8_e4m3fn."""
+    n = _ML_NAMES.get(type_name)
+    return None if n is None else np.dtype(getattr(_mld(), n))
+
+
+def _codes_input(x, name: str, want_bits: int | None = None, elem: str | None = None) -> tuple[np.ndarray, str | None]:
+    """uint8 codes, or an ml_dtypes element array (its bit patterns); returns (uint8 array, the
+    element type the dtype names or None)."""
+    a = _numpy(x)
+    from_dtype = None
+    if a.dtype != np.uint8:
+        for t, n in _ML_NAMES.items():
+            if n == a.dtype.name and not t.startswith("u"):
+                from_dtype = t
+                break
+        if from_dtype is None:
+            raise ValueError(f"{name}: {name.upper()} must be uint8, got {_dtype_name(a)}")
+        a = np.ascontiguousarray(a).view(np.uint8)
+        # ml_dtypes keeps sub-byte codes in the low bits; the padding bits are not part of the code.
+        bits = int(_core.elem_info(from_dtype)["bits"])
+        if bits < 8:
+            a = a & np.uint8((1 << bits) - 1)
+        if elem is not None and elem != from_dtype:
+            raise ValueError(f"{name}: array dtype {_ML_NAMES[from_dtype]} holds {from_dtype} codes, not {elem}")
+    return np.ascontiguousarray(a), from_dtype
+
+
+def _scales_input(x, name: str, word32: bool, what: str) -> tuple[np.ndarray, str | None]:
+    a = _numpy(x)
+    from_dtype = None
+    if word32:
+        if a.dtype != np.uint32 or not a.dtype.isnative:
+            raise ValueError(f"{name}: {what} must be uint32, got {_dtype_name(a)}")
+    elif a.dtype != np.uint8:
+        if a.dtype.name == "float8_e8m0fnu":
+            from_dtype = "ue8m0"
+        elif a.dtype.name == "float8_e4m3fn":
+            from_dtype = "ue4m3"
+        else:
+            raise ValueError(f"{name}: {what} must be uint8, got {_dtype_name(a)}")
+        a = np.ascontiguousarray(a).view(np.uint8)
+    return np.ascontiguousarray(a), from_dtype
+
+
+def _check_code_width(a: np.ndarray, name: str, bits: int, elem: str) -> None:
+    """cmd_mma.cpp check_codes: a code wider than the element is refused (usually a packed file)."""
+    if bits >= 8 or a.size == 0:
+        return
+    bad = np.flatnonzero(a.reshape(-1) >= (1 << bits))
+    if bad.size:
+        i = int(bad[0])
+        cols = a.shape[-1]
+        raise ValueError(f"{name}: code 0x{int(a.reshape(-1)[i]):02x} at [{i // cols}, {i % cols}] does not fit "
+                         f"{bits}-bit {elem} (codes must be unpacked, one per byte)")
+
+
+# ---- quantize / dequantize ----
+
+class Quantized:
+    """The result of quantize(): what `fp4sim quantize` writes, as arrays.
+
+    codes       uint8 [..., C]         one element code per value (sign in the element's top bit)
+    packed      uint8 [..., C/2]       4-bit formats: low nibble = even element; None otherwise
+    scales      uint8 [..., C/block]   block scale codes, row-major; uint32 HiF4 words for hif4
+    dequant     float32 [..., C]       the values the codes stand for (after the RHT, if any)
+    global_scale float32 [1]           nvfp4: S_dec (1.0 with pts="off"); None otherwise
+    amax        float                  nvfp4: the tensor amax that produced S_enc; None otherwise
+    """
+
+    def __init__(self, format: str, options: dict, shape: tuple, codes, scales, dequant, global_scale, amax):
+        fi = FORMATS[format]
+        self.format = format
+        self.options = options
+        self.element_type = fi["elem"]
+        self.scale_type = fi["scale"]
+        self.block_size = fi["block"]
+        lead = tuple(shape[:-1])
+        self.codes = codes.reshape(shape)
+        self.scales = scales.reshape(lead + (scales.shape[1],))
+        self.dequant = dequant.reshape(shape)
+        self.global_scale = np.array([global_scale], dtype=np.float32) if format == "nvfp4" else None
+        self.amax = float(amax) if format == "nvfp4" else None
+
+    @functools.cached_property
+    def packed(self) -> np.ndarray | None:
+        if FORMATS[self.format]["elem_bits"] != 4:
+            return None
+        return pack_nibbles(self.codes)
+
+    def codes_as_ml_dtypes(self) -> np.ndarray:
+        """The codes as an ml_dtypes array (a view, no copy). hif4's S1P2 has no ml_dtypes type."""
+        dt = ml_dtype(self.element_type)
+        if dt is None:
+            raise ValueError(f"{self.format}: element type {self.element_type} has no ml_dtypes dtype")
+        return self.codes.view(dt)
+
+    def scales_as_ml_dtypes(self) -> np.ndarray:
+        """The scales as float8_e4m3fn (nvfp4's UE4M3) or float8_e8m0fnu (MX), a view."""
+        dt = ml_dtype(self.scale_type)
+        if dt is None or FORMATS[self.format]["scale_word32"]:
+            raise ValueError(f"{self.format}: scale type {self.scale_type} has no ml_dtypes dtype")
+        return self.scales.view(dt)
+
+    def scales_atom(self) -> np.ndarray:
+        """The scales in the tensor-core 128x4 atom layout (layout.hpp), as `fp4sim vectors` writes
+        *_scales_atom.npy; all leading axes count as rows."""
+        if FORMATS[self.format]["scale_word32"]:
+            raise ValueError("hif4: scale words have no tensor-core atom layout")
+        return scales_to_atom(self.scales)
+
+    def __repr__(self) -> str:
+        return f"<fp4sim.Quantized {self.format} {_shape(self.codes.shape)}>"
+
+
+def quantize(x, format: str = "nvfp4", rounding: str | None = None, seed: int | None = None,
+             stream: int | None = None, scale_rule: str | None = None, pts: str | bool | None = None,
+             two_d: bool = False, rht: int | None = None, rht_bf16: bool = False, threads: int = 0) -> Quantized:
+    """`fp4sim quantize`: blocks along the last axis of x (float32, or BF16 as uint16 bits /
+    bfloat16; float16 is widened exactly). Options as the CLI's; `threads` (0 = all cores) does not
+    change the bits."""
+    o = _quant_options(format, rounding, seed, stream, scale_rule, pts, two_d, rht, rht_bf16)
+    nthreads = _threads(threads)
+    a = _float_input(x, "x")
+    fi = FORMATS[format]
+    if a.ndim == 0:
+        raise ValueError("x: rank-0 array; quantize needs rank >= 1 (blocks run along the last axis)")
+    if a.size == 0:
+        raise ValueError(f"x: array has no elements, shape {_shape(a.shape)}")
+    cols = a.shape[-1]
+    if cols % fi["block"]:
+        raise ValueError(f"x: last axis {cols} is not a multiple of the {format} block size {fi['block']}")
+    if o["rht"] and cols % o["rht"]:
+        raise ValueError(f"x: last axis {cols} is not a multiple of the RHT size {o['rht']}")
+    try:
+        codes, scales, deq, gs, amax = _core.quantize(
+            a.reshape(-1, cols), format, o["rounding"], o["seed"], o["stream"], o["scale_rule"], o["pts"],
+            o["two_d"], o["rht"], o["rht_bf16"], nthreads)
+    except ValueError as e:
+        raise ValueError(f"x: {e}") from None
+    return Quantized(format, o, a.shape, codes, scales, deq, gs, amax)
+
+
+def dequantize(codes, scales, format: str = "nvfp4", global_scale=None) -> np.ndarray:
+    """The values codes [..., C] with scales [..., C/block] stand for (float32), as quantize()'s
+    `dequant`. global_scale: nvfp4's S_dec (default 1.0); other formats have none. A NaN block
+    scale gives NaN for its block."""
+    fi = _format(format)
+    c, dt_elem = _codes_input(codes, "codes", elem=fi["elem"])
+    s, _ = _scales_input(scales, "scales", fi["scale_word32"], "scales")
+    if c.ndim == 0 or c.size == 0:
+        raise ValueError(f"codes: need a non-empty array of rank >= 1, got shape {_shape(c.shape)}")
+    cols = c.shape[-1]
+    if cols % fi["block"]:
+        raise ValueError(f"codes: last axis {cols} is not a multiple of the {format} block size {fi['block']}")
+    want = c.shape[:-1] + (cols // fi["block"],)
+    if s.shape != want:
+        raise ValueError(f"scales: shape {_shape(s.shape)}, expected {_shape(want)} for codes {_shape(c.shape)}")
+    _check_code_width(c.reshape(-1, cols), "codes", fi["elem_bits"], fi["elem"])
+    if global_scale is not None and format != "nvfp4":
+        raise ValueError(f"global_scale applies to nvfp4 only, not {format}")
+    gs = 1.0 if global_scale is None else float(np.asarray(global_scale, dtype=np.float32).reshape(-1)[0])
+    d = _core.dequantize(c.reshape(-1, cols), s.reshape(-1, want[-1]), format, gs)
+    return d.reshape(c.shape)
+
+
+# ---- layouts ----
+
+def pack_nibbles(codes) -> np.ndarray:
+    """4-bit codes [..., C] -> uint8 [..., ceil(C/2)], row by row, low nibble = even element
+    (pack_nibbles_rows, SPEC §1). Accepts uint8 codes or a float4_e2m1fn array."""
+    c, _ = _codes_input(codes, "codes")
+    if c.ndim == 0:
+        raise ValueError("codes: need an array of rank >= 1")
+    cols = c.shape[-1]
+    _check_code_width(c.reshape(-1, max(cols, 1)), "codes", 4, "4-bit element")
+    p = _core.pack_nibbles_rows(c.reshape(-1, cols))
+    return p.reshape(c.shape[:-1] + (p.shape[1],))
+
+
+def unpack_nibbles(packed, cols: int | None = None, dtype=None) -> np.ndarray:
+    """uint8 [..., P] -> codes [..., cols] (default 2P; an odd cols drops the last high nibble).
+    dtype=None gives uint8 codes; dtype=ml_dtypes.float4_e2m1fn (or "e2m1") a view of that type."""
+    p = _numpy(packed)
+    if p.dtype != np.uint8:
+        raise ValueError(f"packed: must be uint8, got {_dtype_name(p)}")
+    if p.ndim == 0:
+        raise ValueError("packed: need an array of rank >= 1")
+    p = np.ascontiguousarray(p)
+    n = 2 * p.shape[-1] if cols is None else int(cols)
+    c = _core.unpack_nibbles_rows(p.reshape(-1, p.shape[-1]), n).reshape(p.shape[:-1] + (n,))
+    if dtype is None:
+        return c
+    return c.view(ml_dtype(dtype) if isinstance(dtype, str) else np.dtype(dtype))
+
+
+def scales_to_atom(scales) -> np.ndarray:
+    """8-bit scales [rows, K/block] (leading axes flattened into rows) -> the tensor-core 128x4
+    atom layout (layout.hpp; cuBLAS / CUTLASS / TransformerEngine): uint8, zero-padded to whole
+    512-byte tiles."""
+    s, _ = _scales_input(scales, "scales", False, "scales")
+    if s.ndim == 0:
+        raise ValueError("scales: need an array of rank >= 1")
+    return _core.scales_to_atom(s.reshape(-1, s.shape[-1]))
+
+
+def scales_from_atom(atom, rows: int, scols: int) -> np.ndarray:
+    """The inverse of scales_to_atom: uint8 [rows, scols] (the padding is dropped)."""
+    a, _ = _scales_input(atom, "atom", False, "atom")
+    return _core.scales_from_atom(a.reshape(-1), int(rows), int(scols))
+
+
+# ---- MMA / GEMM ----
+
+def _model_name(model: str) -> None:
+    if model not in _MODELS:
+        raise ValueError(f"--model: unknown model '{model}' (expected blackwell, exact, fp32-seq or ascend-hif4)")
+
+
+def _matrix(a: np.ndarray, name: str, role: str) -> None:
+    if a.ndim != 2:
+        raise ValueError(f"{name}: {role} must be a 2-D array, got shape {_shape(a.shape)}")
+
+
+def _c_input(c, M: int, N: int) -> np.ndarray | None:
+    if c is None:
+        return None
+    ca = _numpy(c)
+    if ca.dtype != np.float32 or not ca.dtype.isnative:
+        raise ValueError(f"c: C must be float32, got {_dtype_name(ca)}")
+    if ca.shape != (M, N):
+        raise ValueError(f"c: C has shape {_shape(ca.shape)}, expected ({M}, {N})")
+    return np.ascontiguousarray(ca)
+
+
+def mma(a, b, sfa, sfb, c=None, kind: str = "mxf4nvf4", block: int | None = None, scale_type: str | None = None,
+        elem: str | None = None, elem_a: str | None = None, elem_b: str | None = None, model: str | None = None,
+        alpha: float = 1.0, threads: int = 0) -> np.ndarray:
+    """`fp4sim mma`: D [M, N] float32 = alpha * (C + A . B^T) from element codes A [M, K], B [N, K]
+    (K-major, unpacked, uint8 or ml_dtypes), scale codes SFA [M, K/block], SFB [N, K/block] (uint8,
+    float8_e8m0fnu / float8_e4m3fn, or uint32 words for hif4) and C (float32 [M, N], default +0).
+    Element and scale types not given are taken from ml_dtypes arrays, else the kind's defaults.
+    alpha (not a CLI option) is the one FP32 multiply of the suites' epilogue; 1 leaves D as is."""
+    if kind not in KINDS:
+        raise ValueError(f"--kind: unknown kind '{kind}' (expected one of: {', '.join(KINDS)})")
+    k = KINDS[kind]
+    if elem is not None and (elem_a is not None or elem_b is not None):
+        raise ValueError("--elem cannot be combined with --elem-a / --elem-b")
+
+    def pick(option: str, name: str, allowed: list[str]) -> str:
+        if name not in allowed:
+            raise ValueError(f"--{option}: '{name}' is not allowed for kind {kind} (allowed: {', '.join(allowed)})")
+        return name
+
+    ea = eb = None
+    if elem is not None:
+        ea = eb = pick("elem", elem, k["elems"])
+    if elem_a is not None:
+        ea = pick("elem-a", elem_a, k["elems"])
+    if elem_b is not None:
+        eb = pick("elem-b", elem_b, k["elems"])
+    st = None if scale_type is None else pick("scale-type", scale_type, k["scales"])
+    blk = 0 if block is None else _uint("block", block, 1, 1024)
+    # Types the arrays' ml_dtypes name, where the caller did not.
+    A, ta = _codes_input(a, "a", elem=ea)
+    B, tb = _codes_input(b, "b", elem=eb)
+    SA, tsa = _scales_input(sfa, "sfa", k["scale_word32"], "SA")
+    SB, tsb = _scales_input(sfb, "sfb", k["scale_word32"], "SB")
+    ea = ea or (ta and pick("elem-a", ta, k["elems"]))
+    eb = eb or (tb and pick("elem-b", tb, k["elems"]))
+    if st is None and (tsa or tsb):
+        st = pick("scale-type", tsa or tsb, k["scales"])
+    try:
+        ea, eb, st, blk_eff = _core.resolved_mma_config(kind, ea, eb, st, blk)
+    except ValueError as e:
+        raise ValueError(f"{e}: block {blk} with scale {st or k['scales'][0]}") from None
+    m = k["hardware_model"]
+    if model is not None:
+        _model_name(model)
+        try:
+            _core.check_mma_config(kind, ea, eb, st, blk_eff, model)
+        except ValueError as e:
+            raise ValueError(f"--model {model}: {e}") from None
+        m = model
+    nthreads = _threads(threads)
+
+    _matrix(A, "a", "A")
+    _matrix(B, "b", "B")
+    M, K, N = A.shape[0], A.shape[1], B.shape[0]
+    if M == 0 or K == 0:
+        raise ValueError(f"a: A is empty, shape {_shape(A.shape)}")
+    if N == 0:
+        raise ValueError(f"b: B is empty, shape {_shape(B.shape)}")
+    if B.shape[1] != K:
+        raise ValueError(f"b: B has shape {_shape(B.shape)} but A has K = {K} (B is [N, K], K-major)")
+    per_instruction = m in ("blackwell", "ascend-hif4")
+    step = k["k"] if per_instruction else blk_eff
+    if K % step:
+        what = "the instruction K of" if per_instruction else "the block of"
+        raise ValueError(f"a: K = {K} is not a multiple of {step} ({what} {kind})")
+    nblk = K // blk_eff
+    for arr, name, role, rows in ((SA, "sfa", "SA", M), (SB, "sfb", "SB", N)):
+        _matrix(arr, name, role)
+        if arr.shape != (rows, nblk):
+            raise ValueError(f"{name}: {role} has shape {_shape(arr.shape)}, expected ({rows}, {nblk})")
+    C = _c_input(c, M, N)
+    _check_code_width(A, "a", int(_core.elem_info(ea)["bits"]), ea)
+    _check_code_width(B, "b", int(_core.elem_info(eb)["bits"]), eb)
+    return _core.mma(A, B, SA, SB, C, kind, ea, eb, st, blk_eff, m, float(np.float32(alpha)), nthreads)
+
+
+class GemmResult:
+    """The result of gemm(): d (float32 [M, N]), acc (the MMA's result before the epilogue), alpha
+    (nvfp4: RN(S_dec_A * S_dec_B), else 1), kind, model, stream_a / stream_b, and error: rel_err,
+    qsnr_db, max_abs_err, bias, n, n_nonfinite, n_skipped against the FP64 product of the
+    unquantized operands (what `fp4sim gemm` prints and writes with --json)."""
+
+    def __init__(self, r: dict, format: str, options: dict):
+        self.d: np.ndarray = r["d"]
+        self.acc: np.ndarray = r["acc"]
+        self.alpha = float(r["alpha"])
+        self.kind: str = r["kind"]
+        self.model: str = r["model"]
+        self.format = format
+        self.options = options
+        self.stream_a, self.stream_b = int(r["stream_a"]), int(r["stream_b"])
+        self.error: dict = dict(r["error"])
+
+    def __repr__(self) -> str:
+        e = self.error
+        return (f"<fp4sim.GemmResult {self.format} on {self.kind} ({self.model}) {_shape(self.d.shape)} "
+                f"rel_err={e['rel_err']:.6e} qsnr_db={e['qsnr_db']:.3f}>")
+
+
+def gemm(a, b, c=None, format: str = "nvfp4", model: str | None = None, rounding: str | None = None,
+         seed: int | None = None, stream: int | None = None, scale_rule: str | None = None,
+         pts: str | bool | None = None, two_d: bool = False, rht: int | None = None, rht_bf16: bool = False,
+         threads: int = 0) -> GemmResult:
+    """`fp4sim gemm`: A [M, K] and B [N, K] (float32 or BF16) quantized along K with `format` and
+    the quantize options (B's SR bits from stream + 1, both operands the same RHT signs), multiplied
+    by the format's MMA kind with `model` (default: the kind's hardware model), then the epilogue
+    D = fma(alpha, acc, C) in FP32."""
+    fi = _format(format)
+    o = _quant_options(format, rounding, seed, stream, scale_rule, pts, two_d, rht, rht_bf16)
+    if model is not None:
+        _model_name(model)
+        try:  # the configuration mma_config_for(format) runs on
+            _core.check_mma_config(fi["kind"], fi["elem"], fi["elem"], fi["scale"], fi["block"], model)
+        except ValueError as e:
+            raise ValueError(f"--model {model} cannot run format {format}: {e}") from None
+    nthreads = _threads(threads)
+    A = _float_input(a, "a")
+    B = _float_input(b, "b")
+    _matrix(A, "a", "A")
+    _matrix(B, "b", "B")
+    M, K, N = A.shape[0], A.shape[1], B.shape[0]
+    if M == 0 or K == 0:
+        raise ValueError(f"a: A is empty, shape {_shape(A.shape)}")
+    if N == 0:
+        raise ValueError(f"b: B is empty, shape {_shape(B.shape)}")
+    if B.shape[1] != K:
+        raise ValueError(f"b: B has shape {_shape(B.shape)} but A has K = {K} (B is [N, K], K-major)")
+    C = _c_input(c, M, N)
+    try:
+        r = _core.gemm(A, B, C, format, model, o["rounding"], o["seed"], o["stream"], o["scale_rule"], o["pts"],
+                       o["two_d"], o["rht"], o["rht_bf16"], nthreads)
+    except ValueError as e:
+        raise ValueError(f"a: {e}") from None
+    return GemmResult(r, format, o)
+

@@ -1,0 +1,337 @@
+// fp4sim._core: the golden library and the suite checker for Python (docs/python.md).
+//
+// Deliberately thin: arguments arrive already checked and shaped by python/fp4sim/__init__.py (which
+// words its errors like the CLI); these functions take C-contiguous arrays without copying them,
+// hand results back as numpy arrays that own the C++ vectors (no copy either), and release the GIL
+// while they compute. Golden's std::invalid_argument becomes ValueError (nanobind's default).
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/string_view.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "fp4sim/io/check.hpp"
+#include "fp4sim/layout.hpp"
+#include "fp4sim/linear.hpp"
+#include "fp4sim/mma.hpp"
+#include "fp4sim/quant.hpp"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace {
+
+using namespace fp4sim;
+
+template <class T>
+using In2 = nb::ndarray<const T, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
+template <class T>
+using In1 = nb::ndarray<const T, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+template <class T>
+using Out = nb::ndarray<nb::numpy, T>;
+
+template <class T>
+std::span<const T> span_of(const In2<T>& a) {
+  return {a.data(), a.shape(0) * a.shape(1)};
+}
+
+// The vector moves into the array's owner: numpy frees it when the last view goes.
+template <class T>
+Out<T> to_numpy(std::vector<T>&& v, std::vector<size_t> shape) {
+  auto* owned = new std::vector<T>(std::move(v));
+  nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
+  return Out<T>(owned->data(), shape.size(), shape.data(), owner);
+}
+
+BlockFormat block_format(const std::string& name) {
+  BlockFormat f{};
+  if (!parse_block_format(name, f)) throw std::invalid_argument("unknown format '" + name + "'");
+  return f;
+}
+
+Model model_of(const std::string& name) {
+  Model m{};
+  if (!parse_model(name, m)) throw std::invalid_argument("unknown model '" + name + "'");
+  return m;
+}
+
+const ElemFormat* elem_named(const std::string& name) {
+  for (const ElemFormat* f : {&kE2M1, &kE2M3, &kE3M2, &kE4M3, &kE5M2, &kUE4M3, &kUE8M0, &kE6M2, &kS1P2})
+    if (f->name == name) return f;
+  throw std::invalid_argument("unknown element or scale type '" + name + "'");
+}
+
+QuantOptions quant_options(const std::string& rounding, uint64_t seed, uint32_t stream, const std::string& scale_rule,
+                           bool pts, bool two_d, int rht, bool rht_bf16, unsigned threads) {
+  QuantOptions o;
+  if (!parse_rounding(rounding, o.rounding)) throw std::invalid_argument("unknown rounding '" + rounding + "'");
+  if (!parse_scale_rule(scale_rule, o.scale_rule)) throw std::invalid_argument("unknown scale rule '" + scale_rule + "'");
+  o.seed = seed;
+  o.stream = stream;
+  o.pts = pts;
+  o.two_d = two_d;
+  o.rht = rht;
+  o.rht_bf16 = rht_bf16;
+  o.rht_seed = seed;  // one seed for SR bits and RHT signs, as `fp4sim quantize` does
+  o.threads = threads;
+  return o;
+}
+
+// The five outputs of `fp4sim quantize`, [rows, cols] based (Python restores the leading axes).
+nb::tuple result_tuple(Quantized&& q, std::vector<float>&& deq) {
+  const BlockFormatInfo& fi = info(q.format);
+  const size_t rows = q.rows, cols = q.cols, scols = cols / static_cast<size_t>(fi.block);
+  nb::object scales = fi.scale_word32 ? nb::cast(to_numpy(std::move(q.scale_words), {rows, scols}))
+                                      : nb::cast(to_numpy(std::move(q.scales), {rows, scols}));
+  return nb::make_tuple(to_numpy(std::move(q.codes), {rows, cols}), scales, to_numpy(std::move(deq), {rows, cols}),
+                        q.global_scale, q.amax);
+}
+
+nb::tuple quantize_py(In2<float> x, const std::string& format, const std::string& rounding, uint64_t seed,
+                      uint32_t stream, const std::string& scale_rule, bool pts, bool two_d, int rht, bool rht_bf16,
+                      unsigned threads) {
+  const BlockFormat f = block_format(format);
+  const QuantOptions o = quant_options(rounding, seed, stream, scale_rule, pts, two_d, rht, rht_bf16, threads);
+  Quantized q;
+  std::vector<float> deq;
+  {
+    nb::gil_scoped_release nogil;
+    q = quantize(f, span_of(x), x.shape(0), x.shape(1), o);
+    deq = dequantize(q);
+  }
+  return result_tuple(std::move(q), std::move(deq));
+}
+
+template <class S>
+Out<float> dequantize_py(In2<uint8_t> codes, In2<S> scales, const std::string& format, float global_scale) {
+  Quantized q;
+  q.format = block_format(format);
+  q.rows = codes.shape(0);
+  q.cols = codes.shape(1);
+  q.global_scale = global_scale;
+  const auto sc = span_of(scales);
+  if constexpr (sizeof(S) == 4)
+    q.scale_words.assign(sc.begin(), sc.end());
+  else
+    q.scales.assign(sc.begin(), sc.end());
+  const auto cs = span_of(codes);
+  q.codes.assign(cs.begin(), cs.end());
+  std::vector<float> d;
+  {
+    nb::gil_scoped_release nogil;
+    d = dequantize(q);
+  }
+  return to_numpy(std::move(d), {q.rows, q.cols});
+}
+
+// D = alpha * (C + A . B^T) with one of the numerics models (mma.hpp's gemm).
+template <class S>
+Out<float> mma_py(In2<uint8_t> a, In2<uint8_t> b, In2<S> sa, In2<S> sb, std::optional<In2<float>> c,
+                  const std::string& kind, const std::string& elem_a, const std::string& elem_b,
+                  const std::string& scale, int block, const std::string& model, float alpha, unsigned threads) {
+  MmaKindId kid{};
+  if (!parse_mma_kind(kind, kid)) throw std::invalid_argument("unknown kind '" + kind + "'");
+  MmaConfig cfg = make_mma_config(kid, elem_named(elem_a), elem_named(elem_b), elem_named(scale), block);
+  const Model m = model_of(model);
+  validate_mma_config(cfg, m);
+  cfg.model = m;
+  const size_t M = a.shape(0), K = a.shape(1), N = b.shape(0);
+  std::span<const float> cs;
+  if (c) cs = span_of(*c);
+  std::vector<float> d;
+  {
+    nb::gil_scoped_release nogil;
+    d = gemm(cfg, m, M, N, K, span_of(a), span_of(sa), span_of(b), span_of(sb), cs, alpha, threads);
+  }
+  return to_numpy(std::move(d), {M, N});
+}
+
+nb::dict gemm_py(In2<float> a, In2<float> b, std::optional<In2<float>> c, const std::string& format,
+                 std::optional<std::string> model, const std::string& rounding, uint64_t seed, uint32_t stream,
+                 const std::string& scale_rule, bool pts, bool two_d, int rht, bool rht_bf16, unsigned threads) {
+  const BlockFormat f = block_format(format);
+  const QuantOptions qa = quant_options(rounding, seed, stream, scale_rule, pts, two_d, rht, rht_bf16, 1);
+  // As `fp4sim gemm`: B's SR bits from the next stream, the same RHT signs on both operands.
+  QuantOptions qb = qa;
+  qb.stream = qa.stream + 1u;
+  std::optional<Model> m;
+  if (model) m = model_of(*model);
+  const size_t M = a.shape(0), K = a.shape(1), N = b.shape(0);
+  std::span<const float> cs;
+  if (c) cs = span_of(*c);
+  QuantizedGemm q;
+  GemmError err;
+  {
+    nb::gil_scoped_release nogil;
+    q = quantized_gemm(f, span_of(a), qa, span_of(b), qb, cs, M, N, K, m, threads);
+    err = gemm_error(q.d, reference_gemm_f64(span_of(a), span_of(b), cs, M, N, K, threads));
+  }
+  nb::dict r;
+  r["kind"] = std::string(q.cfg.kind->name);
+  r["model"] = std::string(model_name(q.model));
+  r["alpha"] = q.alpha;
+  r["stream_a"] = qa.stream;
+  r["stream_b"] = qb.stream;
+  nb::dict e;
+  e["rel_err"] = err.rel_err;
+  e["qsnr_db"] = err.qsnr_db;
+  e["max_abs_err"] = err.max_abs;
+  e["bias"] = err.bias;
+  e["n"] = err.n;
+  e["n_nonfinite"] = err.n_nonfinite;
+  e["n_skipped"] = err.n_skipped;
+  r["error"] = e;
+  r["acc"] = to_numpy(std::move(q.acc), {M, N});
+  r["d"] = to_numpy(std::move(q.d), {M, N});
+  return r;
+}
+
+nb::list names(std::span<const ElemFormat* const> list) {
+  nb::list l;
+  for (const ElemFormat* f : list)
+    if (f) l.append(std::string(f->name));
+  return l;
+}
+
+// The tables the Python layer checks arguments against (same data as the CLI's).
+nb::list block_formats_py() {
+  nb::list out;
+  for (const BlockFormatInfo& fi : all_block_formats()) {
+    nb::dict d;
+    d["name"] = std::string(fi.name);
+    d["elem"] = std::string(fi.elem->name);
+    d["elem_bits"] = fi.elem->bits;
+    d["scale"] = std::string(fi.scale->name);
+    d["block"] = fi.block;
+    d["scale_word32"] = fi.scale_word32;
+    d["kind"] = std::string(mma_config_for(fi.id).kind->name);
+    out.append(d);
+  }
+  return out;
+}
+
+nb::list mma_kinds_py() {
+  nb::list out;
+  for (const MmaKind& k : all_mma_kinds()) {
+    nb::dict d;
+    d["name"] = std::string(k.name);
+    d["k"] = k.k;
+    d["elems"] = names(k.elems);
+    d["scales"] = names(k.scales);
+    nb::list blocks;
+    for (int b : k.blocks)
+      if (b) blocks.append(b);
+    d["blocks"] = blocks;
+    d["scale_word32"] = k.scale_word32;
+    d["hardware_model"] = std::string(model_name(k.hardware_model));
+    out.append(d);
+  }
+  return out;
+}
+
+nb::dict elem_info_py(const std::string& name) {
+  const ElemFormat* f = elem_named(name);
+  nb::dict d;
+  d["name"] = std::string(f->name);
+  d["bits"] = f->bits;
+  return d;
+}
+
+// make_mma_config / validate_mma_config, for their messages (ValueError with golden's text).
+void check_mma_config_py(const std::string& kind, std::optional<std::string> elem_a, std::optional<std::string> elem_b,
+                         std::optional<std::string> scale, int block, std::optional<std::string> model) {
+  MmaKindId kid{};
+  if (!parse_mma_kind(kind, kid)) throw std::invalid_argument("unknown kind '" + kind + "'");
+  const MmaConfig cfg = make_mma_config(kid, elem_a ? elem_named(*elem_a) : nullptr,
+                                        elem_b ? elem_named(*elem_b) : nullptr, scale ? elem_named(*scale) : nullptr, block);
+  if (model) validate_mma_config(cfg, model_of(*model));
+}
+
+nb::tuple resolved_mma_config_py(const std::string& kind, std::optional<std::string> elem_a,
+                                 std::optional<std::string> elem_b, std::optional<std::string> scale, int block) {
+  MmaKindId kid{};
+  if (!parse_mma_kind(kind, kid)) throw std::invalid_argument("unknown kind '" + kind + "'");
+  const MmaConfig cfg = make_mma_config(kid, elem_a ? elem_named(*elem_a) : nullptr,
+                                        elem_b ? elem_named(*elem_b) : nullptr, scale ? elem_named(*scale) : nullptr, block);
+  return nb::make_tuple(std::string(cfg.elem_a->name), std::string(cfg.elem_b->name), std::string(cfg.scale->name),
+                        cfg.block);
+}
+
+nb::tuple check_py(const std::string& suite, const std::string& results) {
+  vectors::CheckReport r;
+  {
+    nb::gil_scoped_release nogil;
+    r = vectors::check_suite(suite, results);
+  }
+  std::vector<std::string> lines;
+  for (const vectors::CaseCheck& c : r.cases)
+    for (std::string& l : vectors::format_case_check(c)) lines.push_back(std::move(l));
+  return nb::make_tuple(vectors::check_report_json(r), vectors::all_equal(r), lines);
+}
+
+}  // namespace
+
+NB_MODULE(_core, m) {
+  m.doc() = "fp4sim's golden model (bit-exact block quantizers and MMA numerics); use the fp4sim package";
+  m.attr("__version__") = FP4SIM_VERSION;
+
+  // fp4sim::io::IoError / NpyError name the file at fault: OSError in Python.
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const std::runtime_error& e) {
+      PyErr_SetString(PyExc_OSError, e.what());
+    }
+  });
+
+  m.def("quantize", &quantize_py, "x"_a, "format"_a, "rounding"_a, "seed"_a, "stream"_a, "scale_rule"_a, "pts"_a,
+        "two_d"_a, "rht"_a, "rht_bf16"_a, "threads"_a);
+  m.def("dequantize", &dequantize_py<uint8_t>, "codes"_a, "scales"_a, "format"_a, "global_scale"_a);
+  m.def("dequantize", &dequantize_py<uint32_t>, "codes"_a, "scales"_a, "format"_a, "global_scale"_a);
+  m.def("mma", &mma_py<uint8_t>, "a"_a, "b"_a, "sfa"_a, "sfb"_a, "c"_a.none(), "kind"_a, "elem_a"_a, "elem_b"_a,
+        "scale"_a, "block"_a, "model"_a, "alpha"_a, "threads"_a);
+  m.def("mma", &mma_py<uint32_t>, "a"_a, "b"_a, "sfa"_a, "sfb"_a, "c"_a.none(), "kind"_a, "elem_a"_a, "elem_b"_a,
+        "scale"_a, "block"_a, "model"_a, "alpha"_a, "threads"_a);
+  m.def("gemm", &gemm_py, "a"_a, "b"_a, "c"_a.none(), "format"_a, "model"_a.none(), "rounding"_a, "seed"_a,
+        "stream"_a, "scale_rule"_a, "pts"_a, "two_d"_a, "rht"_a, "rht_bf16"_a, "threads"_a);
+
+  m.def("pack_nibbles_rows", [](In2<uint8_t> codes) {
+    const size_t rows = codes.shape(0), cols = codes.shape(1);
+    return to_numpy(pack_nibbles_rows(span_of(codes), rows, cols), {rows, (cols + 1) / 2});
+  });
+  m.def("unpack_nibbles_rows", [](In2<uint8_t> packed, size_t cols) {
+    const size_t rows = packed.shape(0);
+    if (packed.shape(1) != (cols + 1) / 2)
+      throw std::invalid_argument("packed has " + std::to_string(packed.shape(1)) + " bytes per row; " +
+                                  std::to_string(cols) + " codes need " + std::to_string((cols + 1) / 2));
+    return to_numpy(unpack_nibbles_rows(span_of(packed), rows, cols), {rows, cols});
+  });
+  m.def("scales_to_atom", [](In2<uint8_t> scales) {
+    const size_t rows = scales.shape(0), scols = scales.shape(1);
+    return to_numpy(scales_to_atom(span_of(scales), rows, scols), {scale_atom_bytes(rows, scols)});
+  });
+  m.def("scales_from_atom", [](In1<uint8_t> atom, size_t rows, size_t scols) {
+    if (atom.shape(0) != scale_atom_bytes(rows, scols))
+      throw std::invalid_argument("atom has " + std::to_string(atom.shape(0)) + " bytes; a [" + std::to_string(rows) +
+                                  ", " + std::to_string(scols) + "] scale matrix needs " +
+                                  std::to_string(scale_atom_bytes(rows, scols)));
+    return to_numpy(scales_from_atom({atom.data(), atom.shape(0)}, rows, scols), {rows, scols});
+  });
+
+  m.def("block_formats", &block_formats_py);
+  m.def("mma_kinds", &mma_kinds_py);
+  m.def("elem_info", &elem_info_py);
+  m.def("check_mma_config", &check_mma_config_py, "kind"_a, "elem_a"_a.none(), "elem_b"_a.none(), "scale"_a.none(),
+        "block"_a, "model"_a.none());
+  m.def("resolved_mma_config", &resolved_mma_config_py, "kind"_a, "elem_a"_a.none(), "elem_b"_a.none(),
+        "scale"_a.none(), "block"_a);
+  m.def("check_suite", &check_py, "suite"_a, "results"_a);
+}
