@@ -6,11 +6,16 @@
 #include <climits>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
 #include "fp4sim/format.hpp"
 #include "fp4sim/philox.hpp"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 namespace fp4sim {
 
@@ -252,7 +257,321 @@ void negate_limbs(uint64_t* v, size_t limbs) {
   }
 }
 
-void validate(std::span<float> x, size_t cols, int n, std::span<const int8_t> signs) {
+// Everything one tile needs, fixed per call.
+struct Plan {
+  int n = 0, lg = 0, k = 0;  // sqrt(N) = 2^k (even lg) or 2^k * sqrt(2) (odd lg)
+  bool odd = false, inverse = false, bf16 = false;
+  std::span<const int8_t> signs;
+  double inv_pow = 0, inv_root = 0;  // 2^-k; RN(1/sqrt 2) * 2^-k (exact scaling)
+
+  Plan(int n_, std::span<const int8_t> s, bool to_bf16, bool inv)
+      : n(n_), lg(std::countr_zero(static_cast<unsigned>(n_))), k(lg / 2), odd((lg & 1) != 0), inverse(inv),
+        bf16(to_bf16), signs(s), inv_pow(std::ldexp(1.0, -k)), inv_root(std::ldexp(kInvSqrt2, -k)) {}
+  int pre(int i) const { return inverse ? 1 : signs[static_cast<size_t>(i)]; }  // exact sign flips
+  int post(int j) const { return inverse ? signs[static_cast<size_t>(j)] : 1; }  // commute with RNE
+  float finish(float v) const { return bf16 ? bf16_to_float(float_to_bf16_rne(v)) : v; }
+};
+
+// RNE float of |S| / (2^k sqrt 2) for a nonzero double |S| that is the exact tile sum.
+float div_sqrt2_exact(double a, int k) {
+  Big am;
+  int e = 0;
+  split_double(a, am, e);
+  return round_div_sqrt2(am, e - k);
+}
+
+// The reference (scalar) transform of one tile in place: a double FWHT when the tile's bit spread
+// makes it exact, otherwise a multi-limb integer FWHT; exact_only skips the double path.
+void tile_scalar(float* p, const Plan& pl, bool exact_only, std::vector<double>& buf, std::vector<uint64_t>& big) {
+  const int n = pl.n, lg = pl.lg, k = pl.k;
+  buf.resize(static_cast<size_t>(n));
+  bool nonfinite = false, any = false;
+  int qmin = INT_MAX, tmax = INT_MIN;
+  for (int i = 0; i < n; ++i) {
+    const uint32_t b = std::bit_cast<uint32_t>(p[i]);
+    if (((b >> 23) & 0xFFu) == 0xFFu) {
+      nonfinite = true;
+    } else if ((b & 0x7FFFFFFFu) != 0) {
+      const FloatParts fp = parts(b);
+      any = true;
+      qmin = std::min(qmin, fp.e0 + std::countr_zero(fp.m));
+      tmax = std::max(tmax, fp.e0 + 31 - std::countl_zero(fp.m));
+    }
+  }
+
+  if (nonfinite) {  // IEEE: the finite terms cannot matter; +Inf meeting -Inf anywhere gives NaN
+    for (int i = 0; i < n; ++i) buf[static_cast<size_t>(i)] = pl.pre(i) * static_cast<double>(p[i]);
+    fwht(buf.data(), n);
+    for (int j = 0; j < n; ++j) p[j] = pl.finish(static_cast<float>(pl.post(j) * buf[static_cast<size_t>(j)]));
+    return;
+  }
+  if (!any) {  // exact zero sums give +0
+    std::fill(p, p + n, 0.0f);
+    return;
+  }
+
+  // Every partial sum is an integer multiple of 2^qmin below N * 2^(tmax+1): exact in double
+  // when that integer has at most 53 bits.
+  if (!exact_only && tmax + 1 + lg - qmin <= 53) {
+    for (int i = 0; i < n; ++i) buf[static_cast<size_t>(i)] = pl.pre(i) * static_cast<double>(p[i]);
+    fwht(buf.data(), n);
+    for (int j = 0; j < n; ++j) {
+      const double s = buf[static_cast<size_t>(j)];
+      if (s == 0.0) {
+        p[j] = 0.0f;
+        continue;
+      }
+      const bool neg = (s < 0) != (pl.post(j) < 0);
+      const double a = std::fabs(s);
+      float mag;
+      if (!pl.odd) {
+        mag = to_float_rne(a * pl.inv_pow);  // exact division by 2^k (no double underflow), one rounding
+      } else {
+        // y within |y| 2^-51 of t = a / (2^k sqrt 2) (two roundings of 2^-53 each); decide
+        // directly unless y is that close to a rounding boundary.
+        const double y = a * pl.inv_root;  // = RN(a * RN(1/sqrt 2)) * 2^-k: a >= 2^-149, no underflow
+        mag = to_float_rne(y);
+        double lo = 0, hi = 0;
+        float_mids(mag, lo, hi);
+        const double margin = y * 0x1p-50;
+        if (!(y - lo > margin && hi - y > margin)) mag = div_sqrt2_exact(a, k);
+      }
+      p[j] = pl.finish(neg ? -mag : mag);
+    }
+    return;
+  }
+
+  // Exact multi-limb path. Width: magnitude < 2^(tmax+1-qmin+lg), plus a sign bit.
+  const int bits = tmax + 1 - qmin + lg + 1;
+  const size_t limbs = static_cast<size_t>((bits + 63) / 64);
+  big.assign(static_cast<size_t>(n) * limbs, 0);
+  for (int i = 0; i < n; ++i) {
+    const uint32_t b = std::bit_cast<uint32_t>(p[i]);
+    if ((b & 0x7FFFFFFFu) == 0) continue;
+    const FloatParts fp = parts(b);
+    const int tz = std::countr_zero(fp.m);
+    const uint64_t m = fp.m >> tz;
+    const int sh = fp.e0 + tz - qmin;  // >= 0
+    uint64_t* v = big.data() + static_cast<size_t>(i) * limbs;
+    const size_t l = static_cast<size_t>(sh / 64);
+    const int s = sh % 64;
+    v[l] = m << s;
+    if (s != 0 && l + 1 < limbs) v[l + 1] = m >> (64 - s);
+    const bool negv = ((b >> 31) != 0) != (pl.pre(i) < 0);
+    if (negv) negate_limbs(v, limbs);
+  }
+  fwht_big(big.data(), n, limbs);
+  for (int j = 0; j < n; ++j) {
+    uint64_t* v = big.data() + static_cast<size_t>(j) * limbs;
+    const bool negs = (v[limbs - 1] >> 63) != 0;
+    if (negs) negate_limbs(v, limbs);
+    Big a(v, v + limbs);
+    trim(a);
+    if (a.empty()) {
+      p[j] = 0.0f;
+      continue;
+    }
+    const float mag = pl.odd ? round_div_sqrt2(a, qmin - k) : round_dyadic(a, qmin - k);
+    const bool neg = negs != (pl.post(j) < 0);
+    p[j] = pl.finish(neg ? -mag : mag);
+  }
+}
+
+// Reference path over a whole tensor (in == out or disjoint).
+void apply_scalar(const float* in, float* out, size_t total, const Plan& pl, bool exact_only) {
+  std::vector<double> buf;
+  std::vector<uint64_t> big;
+  const size_t n = static_cast<size_t>(pl.n);
+  for (size_t t0 = 0; t0 < total; t0 += n) {
+    if (in != out) std::copy(in + t0, in + t0 + n, out + t0);
+    tile_scalar(out + t0, pl, exact_only, buf, big);
+  }
+}
+
+// Certificate for the vector path (a cheaper, slightly weaker form of the reference's test):
+// with E = the largest biased exponent field and e = the smallest over the nonzero values
+// (subnormals count as 1), every value is an integer multiple of 2^(e-150) and below 2^(E-126),
+// so each FWHT partial sum of N of them is an integer multiple of 2^(e-150) below
+// 2^(E-e+24+lg) of those units. E - e <= 29 - lg keeps that within 53 bits: exact in double.
+// E = 255 (Inf/NaN) never certifies.
+bool spread_ok_scalar(const float* p, size_t count, int lg) {
+  int emax = 0, emin = 255;
+  for (size_t i = 0; i < count; ++i) {
+    const uint32_t b = std::bit_cast<uint32_t>(p[i]);
+    const int e = static_cast<int>((b >> 23) & 0xFFu);
+    emax = std::max(emax, e);
+    if ((b & 0x7FFFFFFFu) != 0) emin = std::min(emin, std::max(e, 1));
+  }
+  return emax < 255 && emax - emin <= 29 - lg;
+}
+
+#if defined(__x86_64__)
+const bool kHaveAvx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+
+// spread_ok_scalar for count % 8 == 0, eight lanes at a time, on |x|'s bit pattern (ordered like
+// the magnitudes): E = exponent of the largest, e = exponent of the smallest nonzero one (|x| - 1
+// as unsigned sends 0 to the top), at least 1. All zeros give E = 0, e = 1: certified (+0 out).
+__attribute__((target("avx2,fma"), always_inline)) inline bool spread_ok_avx2(const float* p, size_t count, int lg) {
+  const __m256i absm = _mm256_set1_epi32(0x7FFFFFFF), one = _mm256_set1_epi32(1);
+  __m256i vmax = _mm256_setzero_si256(), vmin = _mm256_set1_epi32(-1);
+#pragma GCC unroll 8
+  for (size_t i = 0; i < count; i += 8) {
+    const __m256i a = _mm256_and_si256(_mm256_castps_si256(_mm256_loadu_ps(p + i)), absm);
+    vmax = _mm256_max_epi32(vmax, a);
+    vmin = _mm256_min_epu32(vmin, _mm256_sub_epi32(a, one));
+  }
+  __m128i mx = _mm_max_epi32(_mm256_castsi256_si128(vmax), _mm256_extracti128_si256(vmax, 1));
+  __m128i mn = _mm_min_epu32(_mm256_castsi256_si128(vmin), _mm256_extracti128_si256(vmin, 1));
+  mx = _mm_max_epi32(mx, _mm_shuffle_epi32(mx, 0x4E));
+  mn = _mm_min_epu32(mn, _mm_shuffle_epi32(mn, 0x4E));
+  mx = _mm_max_epi32(mx, _mm_shuffle_epi32(mx, 0xB1));
+  mn = _mm_min_epu32(mn, _mm_shuffle_epi32(mn, 0xB1));
+  const int emax = static_cast<int>(static_cast<uint32_t>(_mm_cvtsi128_si32(mx)) >> 23);
+  const int emin = std::max(static_cast<int>((static_cast<uint32_t>(_mm_cvtsi128_si32(mn)) + 1u) >> 23), 1);
+  return emax < 255 && emax - emin <= 29 - lg;
+}
+
+// Fixes one lane the vector test could not certify (odd lg only): s the exact sum, y its scaled
+// double estimate (which carries the output's sign).
+[[gnu::noinline, gnu::cold]] float odd_lane_exact(double s, double y, const Plan& pl) {
+  const float mag = div_sqrt2_exact(std::fabs(s), pl.k);
+  return pl.finish(y < 0 ? -mag : mag);
+}
+
+// One certified tile (spread_ok), N = NT (or n_rt when NT == 0; then v has n/4 entries), N >= 4.
+// pre: per-lane XOR masks (-0.0 = flip); post: per-lane post-sign * 2^-k (* RN(1/sqrt 2) if odd).
+// Every double op before the scaling is exact (the certificate), so the sum S is exact in any
+// order; even lg: S * 2^-k is exact and the one rounding is cvtpd2ps (RNE, subnormals, overflow to
+// Inf per IEEE). Odd lg: y = RN(S * c 2^-k) is within |y| 2^-51 of t = S / sqrt(N); RN_double of
+// y (1 -+ 2^-50) then brackets t, and when both round to the same float, so does t (rounding is
+// monotonic; t is irrational, never a tie); otherwise odd_lane_exact decides. The scaling is
+// fma(S, post, +0.0), a single rounding of S * post that also turns the -0.0 a sign flip of an
+// exact zero sum makes into +0.0 (S * post of a nonzero S is never zero in double).
+template <int NT, bool kBf16>
+__attribute__((target("avx2,fma"), always_inline)) inline void tile_avx2(const float* in, float* out, int n_rt,
+                                                                     const double* pre, const double* post,
+                                                                     const Plan& pl, __m256d* scratch) {
+  constexpr int kNv = NT > 0 ? NT / 4 : 1;
+  __m256d local[kNv];
+  __m256d* v = NT > 0 ? local : scratch;
+  const int nv = (NT > 0 ? NT : n_rt) / 4;
+  const bool odd = NT > 0 ? (std::countr_zero(static_cast<unsigned>(NT)) & 1) != 0 : pl.odd;
+  const __m256d m1 = _mm256_set_pd(-0.0, 0.0, -0.0, 0.0);  // negate lanes 1 and 3
+  const __m256d m2 = _mm256_set_pd(-0.0, -0.0, 0.0, 0.0);  // negate lanes 2 and 3
+#pragma GCC unroll 16
+  for (int i = 0; i < nv; ++i) {
+    __m256d a = _mm256_xor_pd(_mm256_cvtps_pd(_mm_loadu_ps(in + 4 * i)), _mm256_loadu_pd(pre + 4 * i));
+    // h = 1: [a,b,c,d] -> [a+b, a-b, c+d, c-d]; h = 2: [a,b,c,d] -> [a+c, b+d, a-c, b-d]
+    a = _mm256_add_pd(_mm256_xor_pd(a, m1), _mm256_permute_pd(a, 0x5));
+    a = _mm256_add_pd(_mm256_xor_pd(a, m2), _mm256_permute2f128_pd(a, a, 0x01));
+    v[i] = a;
+  }
+#pragma GCC unroll 8
+  for (int h = 1; h < nv; h <<= 1) {
+#pragma GCC unroll 16
+    for (int i = 0; i < nv; i += 2 * h) {
+#pragma GCC unroll 16
+      for (int j = i; j < i + h; ++j) {
+        const __m256d a = v[j], b = v[j + h];
+        v[j] = _mm256_add_pd(a, b);
+        v[j + h] = _mm256_sub_pd(a, b);
+      }
+    }
+  }
+  const __m256d zero = _mm256_setzero_pd();
+  const __m256d below = _mm256_set1_pd(1.0 - 0x1p-50), above = _mm256_set1_pd(1.0 + 0x1p-50);
+  const __m256i rnd = _mm256_set1_epi32(0x7FFF), lsb = _mm256_set1_epi32(1);
+  const __m256i hi16 = _mm256_set1_epi32(static_cast<int>(0xFFFF0000u));
+  // Eight outputs per step (vectors i and i + 1; for N = 4 the second half repeats the first and
+  // only four are stored).
+#pragma GCC unroll 8
+  for (int i = 0; i < nv; i += 2) {
+    const int i1 = i + 1 < nv ? i + 1 : i;
+    const __m256d y0 = _mm256_fmadd_pd(v[i], _mm256_loadu_pd(post + 4 * i), zero);  // one rounding
+    const __m256d y1 = _mm256_fmadd_pd(v[i1], _mm256_loadu_pd(post + 4 * i1), zero);
+    __m256 f = _mm256_set_m128(_mm256_cvtpd_ps(y1), _mm256_cvtpd_ps(y0));
+    int unsure = 0;
+    if (odd) {
+      const __m256i lo = _mm256_castps_si256(_mm256_set_m128(_mm256_cvtpd_ps(_mm256_mul_pd(y1, below)),
+                                                             _mm256_cvtpd_ps(_mm256_mul_pd(y0, below))));
+      const __m256i hi = _mm256_castps_si256(_mm256_set_m128(_mm256_cvtpd_ps(_mm256_mul_pd(y1, above)),
+                                                             _mm256_cvtpd_ps(_mm256_mul_pd(y0, above))));
+      unsure = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(lo, hi))) ^ 0xFF;
+    }
+    if (kBf16) {  // float_to_bf16_rne without its NaN case (no NaN here): add 0x7FFF + kept lsb, truncate
+      const __m256i bb = _mm256_castps_si256(f);
+      const __m256i r = _mm256_add_epi32(bb, _mm256_add_epi32(rnd, _mm256_and_si256(_mm256_srli_epi32(bb, 16), lsb)));
+      f = _mm256_castsi256_ps(_mm256_and_si256(r, hi16));
+    }
+    const int lanes = i1 != i ? 8 : 4;
+    if (lanes == 8) {
+      _mm256_storeu_ps(out + 4 * i, f);
+    } else {
+      _mm_storeu_ps(out + 4 * i, _mm256_castps256_ps128(f));
+    }
+    if (unsure != 0) [[unlikely]] {
+      alignas(32) double sv[8], yv[8];
+      _mm256_store_pd(sv, v[i]);
+      _mm256_store_pd(sv + 4, v[i1]);
+      _mm256_store_pd(yv, y0);
+      _mm256_store_pd(yv + 4, y1);
+      for (int l = 0; l < lanes; ++l) {
+        if ((unsure >> l) & 1) out[4 * i + l] = odd_lane_exact(sv[l], yv[l], pl);
+      }
+    }
+  }
+}
+
+template <int NT, bool kBf16>
+__attribute__((target("avx2,fma"))) void apply_avx2_n(const float* in, float* out, size_t total, const Plan& pl) {
+  const size_t n = static_cast<size_t>(pl.n);
+  // Per-lane constants: pre XOR masks and post multipliers.
+  std::vector<double> pre(n), post(n);
+  const double scale = pl.odd ? pl.inv_root : pl.inv_pow;
+  for (size_t i = 0; i < n; ++i) {
+    pre[i] = pl.pre(static_cast<int>(i)) < 0 ? -0.0 : 0.0;
+    post[i] = pl.post(static_cast<int>(i)) * scale;
+  }
+  std::vector<double> scratch_mem(NT > 0 ? 0 : n + 4);  // runtime N: the tile's n/4 vectors, 32-aligned
+  __m256d* scratch = nullptr;
+  if (NT == 0) {
+    void* p = scratch_mem.data();
+    size_t space = scratch_mem.size() * sizeof(double);
+    scratch = static_cast<__m256d*>(std::align(32, n * sizeof(double), p, space));
+  }
+  std::vector<double> buf;
+  std::vector<uint64_t> big;
+  // Certify several small tiles with one test; on failure, test them one by one. (A loop, not a
+  // lambda: a lambda would not inherit the AVX2 target.)
+  const size_t batch = NT > 0 ? std::max(64, NT) : std::max<size_t>(64, n);
+  const size_t full = total - total % batch;
+  for (size_t b0 = 0; b0 < total; b0 += batch) {
+    const size_t b1 = std::min(total, b0 + batch);
+    const bool all_ok = b0 < full && spread_ok_avx2(in + b0, batch, pl.lg);
+    for (size_t t0 = b0; t0 < b1; t0 += n) {
+      if (all_ok || (n % 8 == 0 ? spread_ok_avx2(in + t0, n, pl.lg) : spread_ok_scalar(in + t0, n, pl.lg))) {
+        tile_avx2<NT, kBf16>(in + t0, out + t0, pl.n, pre.data(), post.data(), pl, scratch);
+      } else {
+        if (in != out) std::copy(in + t0, in + t0 + n, out + t0);
+        tile_scalar(out + t0, pl, false, buf, big);
+      }
+    }
+  }
+}
+template <bool kBf16>
+void apply_avx2(const float* in, float* out, size_t total, const Plan& pl) {
+  switch (pl.n) {
+    case 4: return apply_avx2_n<4, kBf16>(in, out, total, pl);
+    case 8: return apply_avx2_n<8, kBf16>(in, out, total, pl);
+    case 16: return apply_avx2_n<16, kBf16>(in, out, total, pl);
+    case 32: return apply_avx2_n<32, kBf16>(in, out, total, pl);
+    case 64: return apply_avx2_n<64, kBf16>(in, out, total, pl);
+    default: return apply_avx2_n<0, kBf16>(in, out, total, pl);
+  }
+}
+#endif
+
+void validate_shape(size_t size, size_t cols, int n, std::span<const int8_t> signs) {
   if (!is_rht_size(n)) throw std::invalid_argument("RHT size must be a power of two >= 2, got " + std::to_string(n));
   if (signs.size() != static_cast<size_t>(n)) {
     throw std::invalid_argument("RHT needs " + std::to_string(n) + " signs, got " + std::to_string(signs.size()));
@@ -260,128 +579,28 @@ void validate(std::span<float> x, size_t cols, int n, std::span<const int8_t> si
   for (int8_t s : signs) {
     if (s != 1 && s != -1) throw std::invalid_argument("RHT signs must be +1 or -1");
   }
-  if (x.empty()) return;
-  if (cols == 0 || x.size() % cols != 0) throw std::invalid_argument("RHT: tensor size is not a multiple of cols");
+  if (size == 0) return;
+  if (cols == 0 || size % cols != 0) throw std::invalid_argument("RHT: tensor size is not a multiple of cols");
   if (cols % static_cast<size_t>(n) != 0) {
     throw std::invalid_argument("RHT size " + std::to_string(n) + " does not divide the last axis " +
                                 std::to_string(cols));
   }
 }
 
-void apply(std::span<float> x, size_t cols, int n, std::span<const int8_t> signs, bool to_bf16, bool inverse,
-           bool exact_only) {
-  validate(x, cols, n, signs);
-  const int lg = std::countr_zero(static_cast<unsigned>(n));
-  const int k = lg / 2;           // sqrt(N) = 2^k (even lg) or 2^k * sqrt(2) (odd lg)
-  const bool odd = (lg & 1) != 0;
-  const double inv_pow = std::ldexp(1.0, -k);           // 2^-k, exact
-  const double inv_root = std::ldexp(kInvSqrt2, -k);    // RN(1/sqrt 2) * 2^-k, exact scaling
-  std::vector<double> buf(static_cast<size_t>(n));
-  std::vector<uint64_t> big;
+enum class Path { Fast, Reference, Exact };
 
-  for (size_t t0 = 0; t0 < x.size(); t0 += static_cast<size_t>(n)) {
-    float* p = x.data() + t0;
-    // Pre-signs (forward) are exact sign flips; post-signs (inverse) commute with RNE.
-    auto pre = [&](int i) { return inverse ? 1 : signs[static_cast<size_t>(i)]; };
-    auto post = [&](int j) { return inverse ? signs[static_cast<size_t>(j)] : 1; };
-    auto finish = [&](float v) { return to_bf16 ? bf16_to_float(float_to_bf16_rne(v)) : v; };
-
-    bool nonfinite = false, any = false;
-    int qmin = INT_MAX, tmax = INT_MIN;
-    for (int i = 0; i < n; ++i) {
-      const uint32_t b = std::bit_cast<uint32_t>(p[i]);
-      if (((b >> 23) & 0xFFu) == 0xFFu) {
-        nonfinite = true;
-      } else if ((b & 0x7FFFFFFFu) != 0) {
-        const FloatParts fp = parts(b);
-        any = true;
-        qmin = std::min(qmin, fp.e0 + std::countr_zero(fp.m));
-        tmax = std::max(tmax, fp.e0 + 31 - std::countl_zero(fp.m));
-      }
-    }
-
-    if (nonfinite) {  // IEEE: the finite terms cannot matter; +Inf meeting -Inf anywhere gives NaN
-      for (int i = 0; i < n; ++i) buf[static_cast<size_t>(i)] = pre(i) * static_cast<double>(p[i]);
-      fwht(buf.data(), n);
-      for (int j = 0; j < n; ++j) p[j] = finish(static_cast<float>(post(j) * buf[static_cast<size_t>(j)]));
-      continue;
-    }
-    if (!any) {  // exact zero sums give +0
-      std::fill(p, p + n, 0.0f);
-      continue;
-    }
-
-    // Every partial sum is an integer multiple of 2^qmin below N * 2^(tmax+1): exact in double
-    // when that integer has at most 53 bits.
-    if (!exact_only && tmax + 1 + lg - qmin <= 53) {
-      for (int i = 0; i < n; ++i) buf[static_cast<size_t>(i)] = pre(i) * static_cast<double>(p[i]);
-      fwht(buf.data(), n);
-      for (int j = 0; j < n; ++j) {
-        const double s = buf[static_cast<size_t>(j)];
-        if (s == 0.0) {
-          p[j] = 0.0f;
-          continue;
-        }
-        const bool neg = (s < 0) != (post(j) < 0);
-        const double a = std::fabs(s);
-        float mag;
-        if (!odd) {
-          mag = to_float_rne(a * inv_pow);  // exact division by 2^k (no double underflow), one rounding
-        } else {
-          // y within |y| 2^-51 of t = a / (2^k sqrt 2) (two roundings of 2^-53 each); decide
-          // directly unless y is that close to a rounding boundary.
-          const double y = a * inv_root;  // = RN(a * RN(1/sqrt 2)) * 2^-k: a >= 2^-149, no underflow
-          mag = to_float_rne(y);
-          double lo = 0, hi = 0;
-          float_mids(mag, lo, hi);
-          const double margin = y * 0x1p-50;
-          if (!(y - lo > margin && hi - y > margin)) {
-            Big am;
-            int e = 0;
-            split_double(a, am, e);
-            mag = round_div_sqrt2(am, e - k);
-          }
-        }
-        p[j] = finish(neg ? -mag : mag);
-      }
-      continue;
-    }
-
-    // Exact multi-limb path. Width: magnitude < 2^(tmax+1-qmin+lg), plus a sign bit.
-    const int bits = tmax + 1 - qmin + lg + 1;
-    const size_t limbs = static_cast<size_t>((bits + 63) / 64);
-    big.assign(static_cast<size_t>(n) * limbs, 0);
-    for (int i = 0; i < n; ++i) {
-      const uint32_t b = std::bit_cast<uint32_t>(p[i]);
-      if ((b & 0x7FFFFFFFu) == 0) continue;
-      const FloatParts fp = parts(b);
-      const int tz = std::countr_zero(fp.m);
-      const uint64_t m = fp.m >> tz;
-      const int sh = fp.e0 + tz - qmin;  // >= 0
-      uint64_t* v = big.data() + static_cast<size_t>(i) * limbs;
-      const size_t l = static_cast<size_t>(sh / 64);
-      const int s = sh % 64;
-      v[l] = m << s;
-      if (s != 0 && l + 1 < limbs) v[l + 1] = m >> (64 - s);
-      const bool negv = ((b >> 31) != 0) != (pre(i) < 0);
-      if (negv) negate_limbs(v, limbs);
-    }
-    fwht_big(big.data(), n, limbs);
-    for (int j = 0; j < n; ++j) {
-      uint64_t* v = big.data() + static_cast<size_t>(j) * limbs;
-      const bool negs = (v[limbs - 1] >> 63) != 0;
-      if (negs) negate_limbs(v, limbs);
-      Big a(v, v + limbs);
-      trim(a);
-      if (a.empty()) {
-        p[j] = 0.0f;
-        continue;
-      }
-      const float mag = odd ? round_div_sqrt2(a, qmin - k) : round_dyadic(a, qmin - k);
-      const bool neg = negs != (post(j) < 0);
-      p[j] = finish(neg ? -mag : mag);
-    }
+void apply(const float* in, float* out, size_t total, size_t cols, int n, std::span<const int8_t> signs, bool to_bf16,
+           bool inverse, Path path) {
+  validate_shape(total, cols, n, signs);
+  if (total == 0) return;
+  const Plan pl(n, signs, to_bf16, inverse);
+#if defined(__x86_64__)
+  if (path == Path::Fast && kHaveAvx2 && n >= 4) {
+    if (to_bf16) return apply_avx2<true>(in, out, total, pl);
+    return apply_avx2<false>(in, out, total, pl);
   }
+#endif
+  apply_scalar(in, out, total, pl, path == Path::Exact);
 }
 
 }  // namespace
@@ -407,16 +626,32 @@ std::vector<int8_t> rht_signs(int n, bool seeded, uint64_t seed) {
 }
 
 void rht_apply(std::span<float> x, size_t cols, int n, std::span<const int8_t> signs, bool to_bf16) {
-  apply(x, cols, n, signs, to_bf16, false, false);
+  apply(x.data(), x.data(), x.size(), cols, n, signs, to_bf16, false, Path::Fast);
 }
 
 void rht_apply_inverse(std::span<float> x, size_t cols, int n, std::span<const int8_t> signs, bool to_bf16) {
-  apply(x, cols, n, signs, to_bf16, true, false);
+  apply(x.data(), x.data(), x.size(), cols, n, signs, to_bf16, true, Path::Fast);
+}
+
+void rht_apply_to(std::span<const float> in, std::span<float> out, size_t cols, int n, std::span<const int8_t> signs,
+                  bool to_bf16, bool inverse) {
+  if (in.size() != out.size()) throw std::invalid_argument("RHT: input and output sizes differ");
+  const auto a = reinterpret_cast<uintptr_t>(in.data()), b = reinterpret_cast<uintptr_t>(out.data());
+  const uintptr_t bytes = in.size() * sizeof(float);
+  if (a != b && a < b + bytes && b < a + bytes) {
+    throw std::invalid_argument("RHT: input and output overlap partially");
+  }
+  apply(in.data(), out.data(), in.size(), cols, n, signs, to_bf16, inverse, Path::Fast);
+}
+
+void rht_apply_reference(std::span<float> x, size_t cols, int n, std::span<const int8_t> signs, bool to_bf16,
+                         bool inverse) {
+  apply(x.data(), x.data(), x.size(), cols, n, signs, to_bf16, inverse, Path::Reference);
 }
 
 void rht_apply_exact(std::span<float> x, size_t cols, int n, std::span<const int8_t> signs, bool to_bf16,
                      bool inverse) {
-  apply(x, cols, n, signs, to_bf16, inverse, true);
+  apply(x.data(), x.data(), x.size(), cols, n, signs, to_bf16, inverse, Path::Exact);
 }
 
 }  // namespace fp4sim

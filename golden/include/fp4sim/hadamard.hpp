@@ -13,8 +13,13 @@
 // (S != 0), so it is never a rounding tie; the float is chosen by exact integer comparisons
 // (S^2 against 2*midpoint^2*4^k). An exact-zero sum gives +0.0. A tile holding Inf/NaN follows
 // IEEE: NaN if it holds a NaN or if an output sums +Inf and -Inf, else +-Inf.
-// Fast path: when the tile's binary exponent spread lets the sum be exact in double, a fast
-// Walsh-Hadamard transform in double; otherwise a multi-word integer transform (exact).
+// Paths (same bits; docs/rng_and_transforms.md has the exactness arguments):
+//  - fast (rht_apply*): AVX2, N >= 4. Tiles whose exponent spread certifies an exact double sum
+//    (largest - smallest nonzero exponent <= 29 - log2 N, no Inf/NaN) run a vector double FWHT and
+//    one cvtpd2ps; other tiles, and machines without AVX2, take the reference path.
+//  - reference (rht_apply_reference): scalar; a double FWHT when the tile's exact bit spread
+//    allows it, else a multi-word integer FWHT.
+//  - exact (rht_apply_exact): the multi-word integer FWHT only.
 #pragma once
 
 #include <bit>
@@ -51,6 +56,16 @@ std::vector<int8_t> rht_signs(int n, bool seeded = false, uint64_t seed = 0);
 void rht_apply(std::span<float> x, size_t cols, int n, std::span<const int8_t> signs, bool to_bf16 = false);
 void rht_apply_inverse(std::span<float> x, size_t cols, int n, std::span<const int8_t> signs,
                        bool to_bf16 = false);
+
+// Out of place (in == out allowed, partial overlap rejected): out = RHT(in), the same bits as
+// rht_apply / rht_apply_inverse on a copy. Saves the caller a copy pass.
+void rht_apply_to(std::span<const float> in, std::span<float> out, size_t cols, int n, std::span<const int8_t> signs,
+                  bool to_bf16 = false, bool inverse = false);
+
+// Same results through the scalar reference path (the pre-vector implementation): for the tests
+// and for cross-checks.
+void rht_apply_reference(std::span<float> x, size_t cols, int n, std::span<const int8_t> signs, bool to_bf16,
+                         bool inverse);
 
 // Same results through the exact multi-word path only (no double fast path): for the tests and
 // for anyone who wants to cross-check the fast path.
