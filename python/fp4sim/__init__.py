@@ -47,6 +47,8 @@ def _uint(option: str, value: Any, lo: int, hi: int) -> int:
         raise ValueError(f"--{option}: '{value}' is not a non-negative integer")
     if isinstance(value, (int, np.integer)):
         v, text = int(value), str(int(value))
+        if v < 0:  # as the CLI reads "-1": a sign is not part of a non-negative integer
+            raise ValueError(f"--{option}: '{text}' is not a non-negative integer")
     elif isinstance(value, str):
         text = value
         digits, base = (value[2:], 16) if len(value) > 2 and value[:2] in ("0x", "0X") else (value, 10)
@@ -162,9 +164,9 @@ def _float_input(x, name: str) -> np.ndarray:
     a = _numpy(x)
     dt = a.dtype
     if dt == np.float32 and dt.isnative:
-        return np.ascontiguousarray(a)
+        return np.require(a, requirements="C")  # (ascontiguousarray would make rank 0 rank 1)
     if (dt == np.uint16 and dt.isnative) or dt.name == "bfloat16":
-        bits = np.ascontiguousarray(a).view(np.uint16)
+        bits = np.require(a, requirements="C").view(np.uint16)
         return (bits.astype(np.uint32) << 16).view(np.float32)
     if dt == np.float16 and dt.isnative:
         return a.astype(np.float32)
@@ -175,6 +177,10 @@ def _float_input(x, name: str) -> np.ndarray:
 # ml_dtypes names of the element and scale types that have one.
 _ML_NAMES = {"e2m1": "float4_e2m1fn", "e2m3": "float6_e2m3fn", "e3m2": "float6_e3m2fn", "e4m3": "float8_e4m3fn",
              "e5m2": "float8_e5m2", "ue8m0": "float8_e8m0fnu", "ue4m3": "float8_e4m3fn"}
+
+
+_ML_ELEMS = {v: k for k, v in _ML_NAMES.items() if not k.startswith("u")}
+_ML_SCALES = {"float8_e8m0fnu": "ue8m0", "float8_e4m3fn": "ue4m3"}
 
 
 def ml_dtype(type_name: str):
@@ -190,10 +196,7 @@ def _codes_input(x, name: str, want_bits: int | None = None, elem: str | None = 
     a = _numpy(x)
     from_dtype = None
     if a.dtype != np.uint8:
-        for t, n in _ML_NAMES.items():
-            if n == a.dtype.name and not t.startswith("u"):
-                from_dtype = t
-                break
+        from_dtype = _ML_ELEMS.get(a.dtype.name)
         if from_dtype is None:
             raise ValueError(f"{name}: {name.upper()} must be uint8, got {_dtype_name(a)}")
         a = np.ascontiguousarray(a).view(np.uint8)
@@ -213,11 +216,8 @@ def _scales_input(x, name: str, word32: bool, what: str) -> tuple[np.ndarray, st
         if a.dtype != np.uint32 or not a.dtype.isnative:
             raise ValueError(f"{name}: {what} must be uint32, got {_dtype_name(a)}")
     elif a.dtype != np.uint8:
-        if a.dtype.name == "float8_e8m0fnu":
-            from_dtype = "ue8m0"
-        elif a.dtype.name == "float8_e4m3fn":
-            from_dtype = "ue4m3"
-        else:
+        from_dtype = _ML_SCALES.get(a.dtype.name)
+        if from_dtype is None:
             raise ValueError(f"{name}: {what} must be uint8, got {_dtype_name(a)}")
         a = np.ascontiguousarray(a).view(np.uint8)
     return np.ascontiguousarray(a), from_dtype
@@ -441,11 +441,11 @@ def mma(a, b, sfa, sfb, c=None, kind: str = "mxf4nvf4", block: int | None = None
         eb = pick("elem-b", elem_b, k["elems"])
     st = None if scale_type is None else pick("scale-type", scale_type, k["scales"])
     blk = 0 if block is None else _uint("block", block, 1, 1024)
-    # Types the arrays' ml_dtypes name, where the caller did not.
-    A, ta = _codes_input(a, "a", elem=ea)
-    B, tb = _codes_input(b, "b", elem=eb)
-    SA, tsa = _scales_input(sfa, "sfa", k["scale_word32"], "SA")
-    SB, tsb = _scales_input(sfb, "sfb", k["scale_word32"], "SB")
+    # Types the arrays' ml_dtypes name, where the caller did not (the arrays themselves are checked
+    # after the configuration, in the CLI's order).
+    a, b, sfa, sfb = _numpy(a), _numpy(b), _numpy(sfa), _numpy(sfb)
+    ta, tb = _ML_ELEMS.get(a.dtype.name), _ML_ELEMS.get(b.dtype.name)
+    tsa, tsb = _ML_SCALES.get(sfa.dtype.name), _ML_SCALES.get(sfb.dtype.name)
     ea = ea or (ta and pick("elem-a", ta, k["elems"]))
     eb = eb or (tb and pick("elem-b", tb, k["elems"]))
     if st is None and (tsa or tsb):
@@ -464,6 +464,10 @@ def mma(a, b, sfa, sfb, c=None, kind: str = "mxf4nvf4", block: int | None = None
         m = model
     nthreads = _threads(threads)
 
+    A, _ = _codes_input(a, "a", elem=ea)
+    B, _ = _codes_input(b, "b", elem=eb)
+    SA, _ = _scales_input(sfa, "sfa", k["scale_word32"], "SA")
+    SB, _ = _scales_input(sfb, "sfb", k["scale_word32"], "SB")
     _matrix(A, "a", "A")
     _matrix(B, "b", "B")
     M, K, N = A.shape[0], A.shape[1], B.shape[0]

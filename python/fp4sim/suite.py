@@ -37,6 +37,11 @@ class Operand:
         self.paths = {k: meta.get(k) for k in ("codes", "packed", "scales", "scales_atom", "input")}
         for k, p in self.paths.items():
             setattr(self, k, None if p is None else load(p))
+        # The redundant forms must agree, as `fp4sim replay` demands.
+        if self.packed is not None and not np.array_equal(self.packed, _core.pack_nibbles_rows(self.codes)):
+            raise SuiteError(f"{self.paths['packed']}: differs from the packed codes of {self.paths['codes']}")
+        if self.scales_atom is not None and not np.array_equal(self.scales_atom, _core.scales_to_atom(self.scales)):
+            raise SuiteError(f"{self.paths['scales_atom']}: differs from the atom layout of {self.paths['scales']}")
 
     def quantize_kwargs(self) -> dict:
         """The fp4sim.quantize() keywords that reproduce this operand from `input` (source "float")."""
@@ -112,6 +117,8 @@ class Suite:
 
 
 def _load_npy(path: Path, rel: str, rec: dict | None) -> np.ndarray:
+    if not rel or rel.startswith("/") or ".." in Path(rel).parts:
+        raise SuiteError(f"{rel or '(empty path)'}: not a path inside the suite")
     if rec is None:
         raise SuiteError(f"{path}: not listed in the manifest's files (no CRC to check it against)")
     try:
