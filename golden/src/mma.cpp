@@ -11,6 +11,7 @@
 
 #include "fp4sim/mma_core.hpp"
 #include "fp4sim/quant.hpp"
+#include "mma_internal.hpp"
 
 namespace fp4sim {
 
@@ -120,29 +121,20 @@ MmaConfig make_mma_config(MmaKindId kind, const ElemFormat* elem_a, const ElemFo
 // ---------------------------------------------------------------------------------------------
 // Decoding: every element and scale code as a dyadic m * 2^(e - mbits)
 
+namespace mma_detail {
+
 namespace {
-
-enum : uint8_t { kFinite = kClassFinite, kInf = kClassInf, kNaN = kClassNaN };  // exact.hpp's classes
-
-// Value = m * 2^(e - mbits(format)). e is the exponent MMA-Sim's extract_significand_exponent gives:
-// unbiased, the format's minimum for subnormals, and -126 for a zero (SPEC §4 "details").
-struct Dy {
-  int32_t m = 0;    // signed integer significand (hidden bit included)
-  int16_t e = -126;
-  uint8_t cls = kFinite;
-  uint8_t neg = 0;  // sign, also for zeros and infinities
-};
 
 Dy dy_of(const ElemFormat& f, uint32_t code) {
   const double v = decode(f, code);
   Dy d;
   if (std::isnan(v)) {
-    d.cls = kNaN;
+    d.cls = kClassNaN;
     return d;
   }
   d.neg = std::signbit(v) ? 1 : 0;
   if (std::isinf(v)) {
-    d.cls = kInf;
+    d.cls = kClassInf;
     return d;
   }
   if (v == 0.0) return d;
@@ -157,6 +149,8 @@ struct DyTable {
   std::string_view name;
   std::array<Dy, 256> t;
 };
+
+}  // namespace
 
 // One table per format of the kinds table, built once (thread-safe static init).
 const std::array<Dy, 256>& dy_table(const ElemFormat& f) {
@@ -177,28 +171,14 @@ const std::array<Dy, 256>& dy_table(const ElemFormat& f) {
   throw std::invalid_argument("mma: no decode table for format " + std::string(f.name));
 }
 
-// Everything a model needs about one kind configuration, resolved once.
-struct Ctx {
-  const MmaKind* kind;
-  Model model;
-  int block;
-  int k;          // instruction K
-  int group;      // Blackwell group / HiF4 group
-  int frac_bits;
-  int mb_a, mb_b, mb_s;  // mantissa bits of the element and scale formats
-  uint8_t mask_a, mask_b;  // code bits of the element formats (higher bits are ignored)
-  bool hif4;
-  int hif4_round_groups;
-  const std::array<Dy, 256>* dy_a;
-  const std::array<Dy, 256>* dy_b;
-  const std::array<Dy, 256>* dy_s;
-  const DecodeTable* f_a;  // float decode tables (Fp32Seq)
-  const DecodeTable* f_b;
-  const DecodeTable* f_s;
-};
+namespace {
+
+enum : uint8_t { kFinite = kClassFinite, kInf = kClassInf, kNaN = kClassNaN };  // exact.hpp's classes
 
 // Blackwell grouped kinds read 2 * E2M1 from the float table.
 bool needs_q_model(const Ctx& c) { return c.model == Model::Blackwell && c.group < c.k; }
+
+}  // namespace
 
 Ctx make_ctx(const MmaConfig& cfg, Model model) {
   validate_mma_config(cfg, model);
@@ -226,6 +206,8 @@ Ctx make_ctx(const MmaConfig& cfg, Model model) {
   }
   return c;
 }
+
+namespace {
 
 // What each model reads (the rest stays empty):
 //   q   Blackwell grouped kinds: 2 * E2M1 value (an integer in [-12, 12]);
@@ -410,25 +392,48 @@ uint32_t dot_any(const Ctx& c, const RowView& a, const RowView& b, size_t K, uin
 
 }  // namespace
 
+uint32_t generic_dot(const Ctx& c, const uint8_t* a, const uint32_t* sa, const uint8_t* b,
+                     const uint32_t* sb, size_t K, uint32_t cbits) {
+  const size_t nblk = K / static_cast<size_t>(c.block);
+  std::vector<int8_t> qa, qb;
+  std::vector<Dy> ea, eb, sca(nblk), scb(nblk);
+  std::vector<float> da, db;
+  if (needs_q(c)) qa.resize(K), qb.resize(K);
+  if (needs_el(c)) ea.resize(K), eb.resize(K);
+  if (c.model == Model::Fp32Seq) da.resize(K), db.resize(K);
+  decode_rows(c, true, a, sa, 1, K, qa.data(), ea.data(), da.data(), sca.data());
+  decode_rows(c, false, b, sb, 1, K, qb.data(), eb.data(), db.data(), scb.data());
+  const RowView va{qa.data(), ea.data(), da.data(), sca.data()};
+  const RowView vb{qb.data(), eb.data(), db.data(), scb.data()};
+  return dot_any(c, va, vb, K, cbits);
+}
+
+}  // namespace mma_detail
+
+using mma_detail::Ctx;
+using mma_detail::Dy;
+
 // ---------------------------------------------------------------------------------------------
 // Public entry points
 
 uint32_t mma_dot(const MmaConfig& cfg, const uint8_t* a_codes, const uint8_t* b_codes,
                  const uint32_t* sfa, const uint32_t* sfb, uint32_t c_bits) {
-  const Ctx c = make_ctx(cfg, cfg.model);
+  const Ctx c = mma_detail::make_ctx(cfg, cfg.model);
   const size_t K = static_cast<size_t>(c.k);
   std::array<int8_t, 64> qa{}, qb{};
   std::array<Dy, 64> ea{}, eb{};
   std::array<float, 64> da{}, db{};
   std::array<Dy, 64> sa{}, sb{};
-  decode_rows(c, true, a_codes, sfa, 1, K, qa.data(), ea.data(), da.data(), sa.data());
-  decode_rows(c, false, b_codes, sfb, 1, K, qb.data(), eb.data(), db.data(), sb.data());
-  const RowView va{qa.data(), ea.data(), da.data(), sa.data()};
-  const RowView vb{qb.data(), eb.data(), db.data(), sb.data()};
-  return dot_any(c, va, vb, K, c_bits);
+  mma_detail::decode_rows(c, true, a_codes, sfa, 1, K, qa.data(), ea.data(), da.data(), sa.data());
+  mma_detail::decode_rows(c, false, b_codes, sfb, 1, K, qb.data(), eb.data(), db.data(), sb.data());
+  const mma_detail::RowView va{qa.data(), ea.data(), da.data(), sa.data()};
+  const mma_detail::RowView vb{qb.data(), eb.data(), db.data(), sb.data()};
+  return mma_detail::dot_any(c, va, vb, K, c_bits);
 }
 
 namespace {
+
+using mma_detail::RowView;
 
 struct Decoded {
   std::vector<int8_t> q;
@@ -451,14 +456,50 @@ Decoded decode_operand(const Ctx& c, bool is_a, const uint8_t* codes, const uint
   Decoded d;
   d.K = K;
   d.nblk = K / static_cast<size_t>(c.block);
-  if (needs_q(c)) d.q.resize(rows * K);
-  if (needs_el(c)) d.el.resize(rows * K);
+  if (mma_detail::needs_q(c)) d.q.resize(rows * K);
+  if (mma_detail::needs_el(c)) d.el.resize(rows * K);
   if (c.model == Model::Fp32Seq) d.deq.resize(rows * K);
   if (c.model != Model::Fp32Seq) d.sc.resize(rows * d.nblk);
-  decode_rows(c, is_a, codes, scales, rows, K, d.q.empty() ? nullptr : d.q.data(),
-              d.el.empty() ? nullptr : d.el.data(), d.deq.empty() ? nullptr : d.deq.data(),
-              d.sc.empty() ? nullptr : d.sc.data());
+  mma_detail::decode_rows(c, is_a, codes, scales, rows, K, d.q.empty() ? nullptr : d.q.data(),
+                          d.el.empty() ? nullptr : d.el.data(), d.deq.empty() ? nullptr : d.deq.data(),
+                          d.sc.empty() ? nullptr : d.sc.data());
   return d;
+}
+
+// Validates the GEMM shape (throws std::invalid_argument) and returns the context.
+Ctx gemm_ctx(const MmaConfig& cfg, Model model, size_t M, size_t N, size_t K, size_t na, size_t nsa,
+             size_t nb, size_t nsb, size_t nc) {
+  const Ctx ctx = mma_detail::make_ctx(cfg, model);
+  const size_t step = (model == Model::Blackwell || model == Model::AscendHif4)
+                          ? static_cast<size_t>(ctx.k)
+                          : static_cast<size_t>(ctx.block);
+  if (K == 0 || K % step != 0) {
+    throw std::invalid_argument("gemm: K must be a positive multiple of " + std::to_string(step));
+  }
+  const size_t nblk = K / static_cast<size_t>(ctx.block);
+  if (na != M * K || nb != N * K || nsa != M * nblk || nsb != N * nblk || (nc != 0 && nc != M * N)) {
+    throw std::invalid_argument("gemm: operand sizes do not match M, N, K");
+  }
+  return ctx;
+}
+
+// The generic GEMM: whole operands decoded once, then dot_any per output.
+void gemm_generic(const Ctx& ctx, size_t M, size_t N, size_t K, std::span<const uint8_t> a,
+                  std::span<const uint32_t> sa, std::span<const uint8_t> b, std::span<const uint32_t> sb,
+                  std::span<const float> c, float alpha, unsigned threads, float* d) {
+  const Decoded da = decode_operand(ctx, true, a.data(), sa.data(), M, K);
+  const Decoded db = decode_operand(ctx, false, b.data(), sb.data(), N, K);
+  mma_detail::for_rows(M, threads, [&](size_t r0, size_t r1) {
+    for (size_t i = r0; i < r1; ++i) {
+      const RowView ra = da.row(i);
+      for (size_t j = 0; j < N; ++j) {
+        const uint32_t cb = c.empty() ? 0u : std::bit_cast<uint32_t>(c[i * N + j]);
+        const float acc = std::bit_cast<float>(mma_detail::dot_any(ctx, ra, db.row(j), K, cb));
+        const float out = alpha * acc;  // the FP32 epilogue: one RN
+        d[i * N + j] = std::isnan(out) ? std::bit_cast<float>(kNaNBits) : out;
+      }
+    }
+  });
 }
 
 }  // namespace
@@ -467,44 +508,22 @@ std::vector<float> gemm(const MmaConfig& cfg, Model model, size_t M, size_t N, s
                         std::span<const uint8_t> a, std::span<const uint32_t> sa,
                         std::span<const uint8_t> b, std::span<const uint32_t> sb,
                         std::span<const float> c, float alpha, unsigned threads) {
-  const Ctx ctx = make_ctx(cfg, model);
-  const size_t step = (model == Model::Blackwell || model == Model::AscendHif4)
-                          ? static_cast<size_t>(ctx.k)
-                          : static_cast<size_t>(ctx.block);
-  if (K == 0 || K % step != 0) {
-    throw std::invalid_argument("gemm: K must be a positive multiple of " + std::to_string(step));
-  }
-  const size_t nblk = K / static_cast<size_t>(ctx.block);
-  if (a.size() != M * K || b.size() != N * K || sa.size() != M * nblk || sb.size() != N * nblk ||
-      (!c.empty() && c.size() != M * N)) {
-    throw std::invalid_argument("gemm: operand sizes do not match M, N, K");
-  }
-  const Decoded da = decode_operand(ctx, true, a.data(), sa.data(), M, K);
-  const Decoded db = decode_operand(ctx, false, b.data(), sb.data(), N, K);
+  const Ctx ctx = gemm_ctx(cfg, model, M, N, K, a.size(), sa.size(), b.size(), sb.size(), c.size());
   std::vector<float> d(M * N);
-  auto run_rows = [&](size_t r0, size_t r1) {
-    for (size_t i = r0; i < r1; ++i) {
-      const RowView ra = da.row(i);
-      for (size_t j = 0; j < N; ++j) {
-        const uint32_t cb = c.empty() ? 0u : std::bit_cast<uint32_t>(c[i * N + j]);
-        const float acc = std::bit_cast<float>(dot_any(ctx, ra, db.row(j), K, cb));
-        const float out = alpha * acc;  // the FP32 epilogue: one RN
-        d[i * N + j] = std::isnan(out) ? std::bit_cast<float>(kNaNBits) : out;
-      }
-    }
-  };
-  size_t nt = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
-  nt = std::min(nt, std::max<size_t>(M, 1));
-  if (nt <= 1) {
-    run_rows(0, M);
-  } else {
-    std::vector<std::thread> pool;
-    pool.reserve(nt);
-    for (size_t t = 0; t < nt; ++t) {
-      pool.emplace_back(run_rows, M * t / nt, M * (t + 1) / nt);
-    }
-    for (auto& th : pool) th.join();
+  if (!mma_detail::gemm_fast(ctx, M, N, K, a.data(), sa.data(), b.data(), sb.data(),
+                             c.empty() ? nullptr : c.data(), alpha, threads, d.data())) {
+    gemm_generic(ctx, M, N, K, a, sa, b, sb, c, alpha, threads, d.data());
   }
+  return d;
+}
+
+std::vector<float> gemm_reference(const MmaConfig& cfg, Model model, size_t M, size_t N, size_t K,
+                                  std::span<const uint8_t> a, std::span<const uint32_t> sa,
+                                  std::span<const uint8_t> b, std::span<const uint32_t> sb,
+                                  std::span<const float> c, float alpha, unsigned threads) {
+  const Ctx ctx = gemm_ctx(cfg, model, M, N, K, a.size(), sa.size(), b.size(), sb.size(), c.size());
+  std::vector<float> d(M * N);
+  gemm_generic(ctx, M, N, K, a, sa, b, sb, c, alpha, threads, d.data());
   return d;
 }
 

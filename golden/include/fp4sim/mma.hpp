@@ -100,6 +100,15 @@ std::vector<float> gemm(const MmaConfig& cfg, Model model, size_t M, size_t N, s
 
 // ---- building blocks, exposed for the tests ----
 
+// The generic GEMM: the same contract and bits as gemm(), computed by the straightforward
+// per-output models (decoded structs, instruction cores of mma_core.hpp, the checked exact
+// accumulator). gemm() runs vectorized paths (golden/src/mma_fast.cpp) where the CPU has AVX2 and
+// FMA; the tests compare the two bit for bit.
+std::vector<float> gemm_reference(const MmaConfig& cfg, Model model, size_t M, size_t N, size_t K,
+                                  std::span<const uint8_t> a, std::span<const uint32_t> sa,
+                                  std::span<const uint8_t> b, std::span<const uint32_t> sb,
+                                  std::span<const float> c, float alpha = 1.0f, unsigned threads = 0);
+
 // Exact fixed-point "superaccumulator" for sums of m * 2^e (|m| < 2^32, -352 <= e, e + 32 <= 416):
 // exact.hpp's ExactDotSum (the same code the CUDA kernels run) with a range check and periodic
 // normalization, so that any number of adds is safe.

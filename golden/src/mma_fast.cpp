@@ -1,0 +1,593 @@
+// Vectorized GEMM paths of the MMA models (AVX2 + FMA, chosen at run time). Each gives the bits of
+// the generic model in mma.cpp (gemm_reference); tests/golden/test_mma.cpp compares them
+// exhaustively on small cases and on seeded random GEMMs of every kind and model.
+//
+// Common idea: decode every operand row once into small integers (or exact doubles) and per-block
+// scale significands / exponents, so that the per-output work is integer dot products (exact in
+// int16 / int32 lanes) plus the model's alignment and rounding on a handful of terms. Outputs
+// whose rows hold NaN / Inf codes (or a non-finite C where that matters) go to the generic model.
+//
+// Why doubles are exact here (Blackwell): every term of an instruction is an integer of at most
+// 20 significant bits times a power of two inside the double range; truncated to the alignment
+// grid it is an integer below 2^47 (grouped) / 2^27 (fused), and at most 33 of them sum below
+// 2^53, so double products, trunc (cvtt) and int64 sums compute exactly what mma_core.hpp's
+// int64 shifts compute.
+#include <immintrin.h>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "fp4sim/mma_core.hpp"
+#include "fp4sim/quant.hpp"
+#include "mma_internal.hpp"
+
+#define FP4SIM_AVX2 __attribute__((target("avx2,fma")))
+
+namespace fp4sim::mma_detail {
+namespace {
+
+bool have_avx2_fma() {
+  static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return ok;
+}
+
+// 2^e as a double (-1022 <= e <= 1023) / float (-126 <= e <= 127), built from the bits.
+inline double pow2d(int e) { return std::bit_cast<double>(static_cast<uint64_t>(e + 1023) << 52); }
+inline float pow2f(int e) { return std::bit_cast<float>(static_cast<uint32_t>(e + 127) << 23); }
+
+inline float epilogue(uint32_t acc, float alpha) {
+  const float out = alpha * std::bit_cast<float>(acc);  // the FP32 epilogue: one RN
+  return std::isnan(out) ? std::bit_cast<float>(kNaNBits) : out;
+}
+
+inline uint32_t c_bits_at(const float* cm, size_t o) { return cm ? std::bit_cast<uint32_t>(cm[o]) : 0u; }
+
+// x = t * 2^lsb (t a nonzero integer, x a normal double) to FP32 toward zero, as from_trunc_sum:
+// +-Inf from 2^128 up, subnormals truncated to 2^-149, an underflow to zero gives +0.
+inline uint32_t rz_fp32(double x) {
+  const uint64_t b = std::bit_cast<uint64_t>(x);
+  const uint32_t sign = static_cast<uint32_t>(b >> 63) << 31;
+  const int e = static_cast<int>((b >> 52) & 0x7FFu) - 1023;
+  if (e >= 128) return sign | 0x7F800000u;
+  if (e >= -126) return sign | (static_cast<uint32_t>(e + 127) << 23) | static_cast<uint32_t>((b >> 29) & 0x7FFFFFu);
+  const auto m = static_cast<uint32_t>(std::fabs(x) * 0x1p149);  // < 2^23, exact scaling, trunc
+  return m ? (sign | m) : 0u;
+}
+
+// FP32 bits' exponent as MMA-Sim takes it: unbiased, -126 for subnormals and zero.
+inline int exp_of_bits(uint32_t u) {
+  const int ef = static_cast<int>((u >> 23) & 0xFFu);
+  return ef ? ef - 127 : -126;
+}
+
+bool special(const Dy& d) { return d.cls != kClassFinite; }
+
+// ---- int8 dot products -------------------------------------------------------------------------
+// Operands are int8 with |a| * |b| <= 16383, so maddubs' int16 pair sums never saturate.
+
+FP4SIM_AVX2 inline __m256i madd_i8(__m256i a, __m256i b) {
+  const __m256i p = _mm256_maddubs_epi16(_mm256_abs_epi8(a), _mm256_sign_epi8(b, a));
+  return _mm256_madd_epi16(p, _mm256_set1_epi16(1));  // 8 int32, 4 products each
+}
+
+// out[g] = sum of a[16g .. 16g+15] * b[...] for g < K / 16 (K a multiple of 16).
+FP4SIM_AVX2 void sums16(const int8_t* a, const int8_t* b, size_t K, int32_t* out) {
+  size_t k = 0;
+  const __m256i perm = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  for (; k + 64 <= K; k += 64) {
+    const __m256i x = madd_i8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + k)),
+                              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + k)));
+    const __m256i y = madd_i8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + k + 32)),
+                              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + k + 32)));
+    __m256i h = _mm256_hadd_epi32(x, y);  // [x01 x23 y01 y23 | x45 x67 y45 y67]
+    h = _mm256_hadd_epi32(h, h);           // [g0 g2 g0 g2 | g1 g3 g1 g3]
+    h = _mm256_permutevar8x32_epi32(h, perm);  // [g0 g1 g2 g3 ...]
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + k / 16), _mm256_castsi256_si128(h));
+  }
+  for (; k < K; k += 16) {
+    int32_t s = 0;
+    for (size_t q = k; q < k + 16; ++q) s += static_cast<int32_t>(a[q]) * b[q];
+    out[k / 16] = s;
+  }
+}
+
+// out[g] = sum over the 64-element group g (K a multiple of 64).
+FP4SIM_AVX2 void sums64(const int8_t* a, const int8_t* b, size_t K, int32_t* out) {
+  for (size_t k = 0; k < K; k += 64) {
+    const __m256i x = madd_i8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + k)),
+                              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + k)));
+    const __m256i y = madd_i8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + k + 32)),
+                              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + k + 32)));
+    const __m256i s = _mm256_add_epi32(x, y);
+    __m128i v = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+    v = _mm_hadd_epi32(v, v);
+    v = _mm_hadd_epi32(v, v);
+    out[k / 64] = _mm_cvtsi128_si32(v);
+  }
+}
+
+// ---- operand preparation -----------------------------------------------------------------------
+
+// Per-block scale data of one operand: Dy per block and one "row has a NaN / Inf scale" flag.
+struct Scales {
+  std::vector<Dy> dy;
+  std::vector<uint8_t> row_bad;
+};
+
+Scales prep_scales(const Ctx& c, const uint32_t* s, size_t rows, size_t nblk) {
+  Scales r;
+  r.dy.resize(rows * nblk);
+  r.row_bad.assign(rows, 0);
+  for (size_t i = 0; i < rows; ++i) {
+    for (size_t b = 0; b < nblk; ++b) {
+      const Dy d = (*c.dy_s)[s[i * nblk + b] & 0xFFu];
+      r.dy[i * nblk + b] = d;
+      if (special(d)) r.row_bad[i] = 1;
+    }
+  }
+  return r;
+}
+
+// HiF4 element as q = +-c << level (value q / 4), as decode_rows builds it.
+inline int8_t hif4_q(uint8_t code, uint32_t word, size_t k) {
+  const int cm = code & 7;
+  const int lv = hif4_level(word, static_cast<int>(k % 64));
+  return static_cast<int8_t>(((code & 8) ? -cm : cm) << lv);
+}
+
+// ---- Blackwell, grouped kinds (mxf4, mxf4nvf4) -------------------------------------------------
+
+// Per instruction of K = 64 (four 16-element groups): term[4t + g] = s4 * fA * fB (the group sum
+// times both scale significands, exact in double) and gmax[t] = max over g of eA + eB.
+FP4SIM_AVX2 void grouped_terms(const int8_t* qa, const int8_t* qb, const double* fa, const double* fb,
+                               const int32_t* ea, const int32_t* eb, size_t ninstr, double* term, int* gmax) {
+  const __m256i perm = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  for (size_t t = 0; t < ninstr; ++t) {
+    const size_t k = t * 64;
+    const __m256i x = madd_i8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(qa + k)),
+                              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qb + k)));
+    const __m256i y = madd_i8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(qa + k + 32)),
+                              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qb + k + 32)));
+    __m256i h = _mm256_hadd_epi32(x, y);
+    h = _mm256_hadd_epi32(h, h);
+    h = _mm256_permutevar8x32_epi32(h, perm);  // [g0 g1 g2 g3 ...]
+    const __m256d f = _mm256_mul_pd(_mm256_loadu_pd(fa + 4 * t), _mm256_loadu_pd(fb + 4 * t));
+    _mm256_storeu_pd(term + 4 * t, _mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_castsi256_si128(h)), f));
+    __m128i e = _mm_add_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(ea + 4 * t)),
+                              _mm_loadu_si128(reinterpret_cast<const __m128i*>(eb + 4 * t)));
+    e = _mm_max_epi32(e, _mm_shuffle_epi32(e, 0x4E));
+    e = _mm_max_epi32(e, _mm_shuffle_epi32(e, 0xB1));
+    gmax[t] = _mm_cvtsi128_si32(e);
+  }
+}
+
+FP4SIM_AVX2 bool gemm_bw_grouped(const Ctx& c, size_t M, size_t N, size_t K, const uint8_t* a,
+                                 const uint32_t* sa, const uint8_t* b, const uint32_t* sb,
+                                 const float* cm, float alpha, unsigned threads, float* d) {
+  if (c.group != 16 || c.k != 64) return false;
+  const size_t nblk = K / static_cast<size_t>(c.block);
+  // q = 2 * E2M1 value, from the float table as decode_rows reads it.
+  std::array<int8_t, 256> ta{}, tb{};
+  for (int v = 0; v < 256; ++v) {
+    ta[v] = static_cast<int8_t>(c.f_a->v[v & c.mask_a] * 2.0f);
+    tb[v] = static_cast<int8_t>(c.f_b->v[v & c.mask_b] * 2.0f);
+  }
+  std::vector<int8_t> qa(M * K), qb(N * K);
+  for (size_t x = 0; x < M * K; ++x) qa[x] = ta[a[x]];
+  for (size_t x = 0; x < N * K; ++x) qb[x] = tb[b[x]];
+  const Scales xa = prep_scales(c, sa, M, nblk), xb = prep_scales(c, sb, N, nblk);
+  // Per 16-element group: the scale significand as a double with the 1/4 of s4 folded in,
+  // f = m * 2^(e - mb_s - 1), and the scale exponent e.
+  const size_t bpg0 = static_cast<size_t>(c.block / 16);
+  auto per_group = [&](const Scales& x, std::vector<double>& f, std::vector<int32_t>& e) {
+    f.resize(x.dy.size() * bpg0);
+    e.resize(x.dy.size() * bpg0);
+    for (size_t q = 0; q < f.size(); ++q) {
+      const Dy& y = x.dy[q / bpg0];
+      f[q] = std::ldexp(static_cast<double>(y.m), y.e - c.mb_s - 1);
+      e[q] = y.e;
+    }
+  };
+  std::vector<double> fa, fb;
+  std::vector<int32_t> ga, gb;
+  per_group(xa, fa, ga);
+  per_group(xb, fb, gb);
+  const size_t ng = static_cast<size_t>(c.k / 16);  // groups per instruction
+  const size_t ninstr = K / static_cast<size_t>(c.k);
+  // Four outputs of a row at a time: their instruction chains are independent, so the serial
+  // align / truncate / round latency of one overlaps the others'.
+  constexpr size_t kL = 4;
+  const size_t ngk = K / 16;  // groups along K
+  for_rows(M, threads, [&](size_t r0, size_t r1) FP4SIM_AVX2 {
+    std::vector<double> term(kL * ngk);  // s4 * both scale significands: exact
+    std::vector<int> gmax(kL * ninstr);  // per instruction: max over its groups of eA + eB
+    for (size_t i = r0; i < r1; ++i) {
+      for (size_t j0 = 0; j0 < N; j0 += kL) {
+        const size_t nl = std::min(kL, N - j0);
+        std::array<uint32_t, kL> cb{};
+        std::array<bool, kL> live{};
+        for (size_t u = 0; u < nl; ++u) {
+          const size_t j = j0 + u;
+          cb[u] = c_bits_at(cm, i * N + j);
+          if (xa.row_bad[i] || xb.row_bad[j] || (cb[u] & 0x7FFFFFFFu) >= 0x7F800000u) {
+            d[i * N + j] = epilogue(generic_dot(c, a + i * K, sa + i * nblk, b + j * K, sb + j * nblk, K, cb[u]), alpha);
+            continue;
+          }
+          live[u] = true;
+          grouped_terms(qa.data() + i * K, qb.data() + j * K, fa.data() + i * ngk, fb.data() + j * ngk,
+                        ga.data() + i * ngk, gb.data() + j * ngk, ninstr, term.data() + u * ngk,
+                        gmax.data() + u * ninstr);
+        }
+        for (size_t t = 0; t < ninstr; ++t) {
+          for (size_t u = 0; u < nl; ++u) {
+            // An Inf result stays (bw_grouped_step returns an infinite C; no NaN scale here).
+            if (!live[u] || (cb[u] & 0x7FFFFFFFu) == 0x7F800000u) continue;
+            const int lsb = std::max(exp_of_bits(cb[u]), gmax[u * ninstr + t]) - c.frac_bits;
+            const double pw = pow2d(-lsb);
+            int64_t acc = static_cast<int64_t>(static_cast<double>(std::bit_cast<float>(cb[u])) * pw);
+            const double* tt = term.data() + u * ngk + t * ng;
+            for (size_t g = 0; g < ng; ++g) acc += static_cast<int64_t>(tt[g] * pw);
+            cb[u] = acc == 0 ? 0u : rz_fp32(static_cast<double>(acc) * pow2d(lsb));
+          }
+        }
+        for (size_t u = 0; u < nl; ++u)
+          if (live[u]) d[i * N + j0 + u] = epilogue(cb[u], alpha);
+      }
+    }
+  });
+  return true;
+}
+
+// ---- Blackwell, fused kind (mxf8f6f4) ----------------------------------------------------------
+
+struct FusedOperand {
+  std::vector<double> v;       // element values (0 for NaN / Inf codes)
+  std::vector<int16_t> e;      // MMA-Sim exponents (-126 for zeros)
+  std::vector<uint8_t> bad;    // per (row, instruction): a NaN / Inf element or scale
+  std::vector<Dy> sc;          // per (row, block)
+};
+
+FusedOperand prep_fused(const Ctx& c, const std::array<Dy, 256>& dy, uint8_t mask, int mb, const uint8_t* codes,
+                        const uint32_t* s, size_t rows, size_t K) {
+  FusedOperand o;
+  const size_t nblk = K / static_cast<size_t>(c.block);
+  const size_t ninstr = K / static_cast<size_t>(c.k);
+  std::array<double, 256> tv{};
+  for (int v = 0; v < 256; ++v) {
+    const Dy& x = dy[v & mask];
+    tv[v] = special(x) ? 0.0 : std::ldexp(static_cast<double>(x.m), x.e - mb);
+  }
+  o.v.resize(rows * K);
+  o.e.resize(rows * K);
+  o.bad.assign(rows * ninstr, 0);
+  o.sc.resize(rows * nblk);
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t k = 0; k < K; ++k) {
+      const uint8_t code = codes[r * K + k];
+      const Dy& x = dy[code & mask];
+      o.v[r * K + k] = tv[code];
+      o.e[r * K + k] = x.e;
+      if (special(x)) o.bad[r * ninstr + k / static_cast<size_t>(c.k)] = 1;
+    }
+    for (size_t b = 0; b < nblk; ++b) {
+      const Dy x = (*c.dy_s)[s[r * nblk + b] & 0xFFu];
+      o.sc[r * nblk + b] = x;
+      if (special(x)) o.bad[r * ninstr + b * static_cast<size_t>(c.block) / static_cast<size_t>(c.k)] = 1;
+    }
+  }
+  return o;
+}
+
+// max(a[k] + b[k]) over 32 int16 exponents.
+FP4SIM_AVX2 inline int max_esum32(const int16_t* a, const int16_t* b) {
+  const __m256i s0 = _mm256_add_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a)),
+                                      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b)));
+  const __m256i s1 = _mm256_add_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + 16)),
+                                      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 16)));
+  __m256i m = _mm256_max_epi16(s0, s1);
+  __m128i v = _mm_max_epi16(_mm256_castsi256_si128(m), _mm256_extracti128_si256(m, 1));
+  v = _mm_max_epi16(v, _mm_shuffle_epi32(v, 0x4E));
+  v = _mm_max_epi16(v, _mm_shuffle_epi32(v, 0xB1));
+  v = _mm_max_epi16(v, _mm_shufflelo_epi16(v, 0xB1));
+  return static_cast<int16_t>(_mm_extract_epi16(v, 0));
+}
+
+// sum of trunc(pa[k] * pb[k] * pw) over 32 products, each |.| < 2^27 (8 per int32 lane: < 2^30).
+FP4SIM_AVX2 inline int64_t trunc_sum32(const double* pa, const double* pb, double pw) {
+  const __m256d vpw = _mm256_set1_pd(pw);
+  __m128i acc = _mm_setzero_si128();
+  for (int k = 0; k < 32; k += 4) {
+    const __m256d p = _mm256_mul_pd(_mm256_mul_pd(_mm256_loadu_pd(pa + k), _mm256_loadu_pd(pb + k)), vpw);
+    acc = _mm_add_epi32(acc, _mm256_cvttpd_epi32(p));
+  }
+  alignas(16) int32_t l[4];
+  _mm_store_si128(reinterpret_cast<__m128i*>(l), acc);
+  return int64_t{l[0]} + l[1] + l[2] + l[3];
+}
+
+// The kind-config shape bw_fused_step reads.
+struct StepCfg {
+  int k, group, block, frac_bits, mb_a, mb_b, mb_s;
+};
+
+FP4SIM_AVX2 bool gemm_bw_fused(const Ctx& c, size_t M, size_t N, size_t K, const uint8_t* a,
+                               const uint32_t* sa, const uint8_t* b, const uint32_t* sb, const float* cm,
+                               float alpha, unsigned threads, float* d) {
+  if (c.k != 32 || c.block != 32) return false;
+  const FusedOperand oa = prep_fused(c, *c.dy_a, c.mask_a, c.mb_a, a, sa, M, K);
+  const FusedOperand ob = prep_fused(c, *c.dy_b, c.mask_b, c.mb_b, b, sb, N, K);
+  const size_t ninstr = K / 32;
+  const StepCfg sc{c.k, c.group, c.block, c.frac_bits, c.mb_a, c.mb_b, c.mb_s};
+  for_rows(M, threads, [&](size_t r0, size_t r1) FP4SIM_AVX2 {
+    std::array<Dy, 32> da{}, db{};
+    for (size_t i = r0; i < r1; ++i) {
+      for (size_t j = 0; j < N; ++j) {
+        uint32_t cb = c_bits_at(cm, i * N + j);
+        for (size_t t = 0; t < ninstr; ++t) {
+          const size_t k0 = t * 32;
+          if (oa.bad[i * ninstr + t] || ob.bad[j * ninstr + t] || (cb & 0x7FFFFFFFu) >= 0x7F800000u) {
+            // The generic instruction core for NaN / Inf operands.
+            for (size_t q = 0; q < 32; ++q) {
+              da[q] = (*c.dy_a)[a[i * K + k0 + q] & c.mask_a];
+              db[q] = (*c.dy_b)[b[j * K + k0 + q] & c.mask_b];
+            }
+            cb = bw_fused_step(sc, da.data(), db.data(), oa.sc[i * ninstr + t], ob.sc[j * ninstr + t], cb);
+            continue;
+          }
+          const int es = oa.sc[i * ninstr + t].e + ob.sc[j * ninstr + t].e;
+          const int max_e = std::max(exp_of_bits(cb), es + max_esum32(oa.e.data() + i * K + k0, ob.e.data() + j * K + k0));
+          const int lsb = max_e - c.frac_bits;
+          int64_t acc = static_cast<int64_t>(static_cast<double>(std::bit_cast<float>(cb)) * pow2d(-lsb));
+          acc += trunc_sum32(oa.v.data() + i * K + k0, ob.v.data() + j * K + k0, pow2d(es - lsb));
+          cb = acc == 0 ? 0u : rz_fp32(static_cast<double>(acc) * pow2d(lsb));
+        }
+        d[i * N + j] = epilogue(cb, alpha);
+      }
+    }
+  });
+  return true;
+}
+
+// ---- AscendHif4 (rounding every group) ---------------------------------------------------------
+
+FP4SIM_AVX2 bool gemm_ascend(const Ctx& c, size_t M, size_t N, size_t K, const uint8_t* a,
+                             const uint32_t* sa, const uint8_t* b, const uint32_t* sb, const float* cm,
+                             float alpha, unsigned threads, float* d) {
+  if (c.hif4_round_groups != 1 || c.group != 64 || c.block != 64) return false;
+  const size_t ng = K / 64;
+  std::vector<int8_t> qa(M * K), qb(N * K);
+  for (size_t r = 0; r < M; ++r)
+    for (size_t k = 0; k < K; ++k) qa[r * K + k] = hif4_q(a[r * K + k] & c.mask_a, sa[r * ng + k / 64], k);
+  for (size_t r = 0; r < N; ++r)
+    for (size_t k = 0; k < K; ++k) qb[r * K + k] = hif4_q(b[r * K + k] & c.mask_b, sb[r * ng + k / 64], k);
+  const Scales xa = prep_scales(c, sa, M, ng), xb = prep_scales(c, sb, N, ng);
+  for_rows(M, threads, [&](size_t r0, size_t r1) FP4SIM_AVX2 {
+    std::vector<int32_t> s(ng);
+    for (size_t i = r0; i < r1; ++i) {
+      const Dy* ea = xa.dy.data() + i * ng;
+      for (size_t j = 0; j < N; ++j) {
+        const uint32_t cb = c_bits_at(cm, i * N + j);
+        if (xa.row_bad[i] || xb.row_bad[j] || is_nan_bits(cb)) {
+          d[i * N + j] = epilogue(generic_dot(c, a + i * K, sa + i * ng, b + j * K, sb + j * ng, K, cb), alpha);
+          continue;
+        }
+        const Dy* eb = xb.dy.data() + j * ng;
+        sums64(qa.data() + i * K, qb.data() + j * K, K, s.data());
+        float acc = std::bit_cast<float>(cb);
+        for (size_t g = 0; g < ng; ++g) {
+          // P * 2^e is an FP32 normal (P < 2^22, e >= -104): the product with 2^e is exact.
+          const int64_t p = static_cast<int64_t>(s[g]) * ea[g].m * eb[g].m;
+          const int e = ea[g].e + eb[g].e - 8;
+          const float term = (e >= -126 && e <= 127) ? static_cast<float>(p) * pow2f(e)
+                                                      : std::ldexp(static_cast<float>(p), e);
+          acc = acc + term;  // the one RN of this group
+        }
+        d[i * N + j] = epilogue(std::bit_cast<uint32_t>(acc), alpha);
+      }
+    }
+  });
+  return true;
+}
+
+// ---- Exact ------------------------------------------------------------------------------------
+// Each block's element products are summed as integers (elements as integer multiples of the
+// format's smallest step), then added to the exact accumulator as one term per block.
+
+struct IntOperand {
+  std::vector<int8_t> q8;    // when every element fits int8
+  std::vector<int32_t> q32;  // otherwise
+  int ulp = 0;               // element value = q * 2^ulp
+  double max_abs = 0;        // largest |q|
+  std::vector<uint8_t> row_bad;
+};
+
+IntOperand prep_int(const Ctx& c, bool is_a, const uint8_t* codes, const uint32_t* s, size_t rows, size_t K) {
+  IntOperand o;
+  const auto& dy = is_a ? *c.dy_a : *c.dy_b;
+  const uint8_t mask = is_a ? c.mask_a : c.mask_b;
+  const int mb = is_a ? c.mb_a : c.mb_b;
+  o.row_bad.assign(rows, 0);
+  std::array<int64_t, 256> tq{};
+  std::array<uint8_t, 256> tbad{};
+  if (c.hif4) {
+    o.ulp = -2;  // q = +-c << level, value q / 4
+    o.max_abs = 28;
+  } else {
+    int emin = 1 << 20;
+    for (int v = 0; v < 256; ++v)
+      if (!special(dy[v]) && dy[v].m != 0) emin = std::min(emin, static_cast<int>(dy[v].e));
+    o.ulp = emin - mb;
+    for (int v = 0; v < 256; ++v) {
+      const Dy& x = dy[v & mask];
+      tbad[v] = special(x) ? 1 : 0;
+      tq[v] = special(x) ? 0 : static_cast<int64_t>(x.m) << (x.e - mb - o.ulp);
+      o.max_abs = std::max(o.max_abs, std::fabs(static_cast<double>(tq[v])));
+    }
+  }
+  const bool small = o.max_abs <= 127;
+  if (o.max_abs >= 0x1p31) return o;  // too wide: the caller falls back
+  if (small) o.q8.resize(rows * K);
+  else o.q32.resize(rows * K);
+  const size_t nblk = K / static_cast<size_t>(c.block);
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t k = 0; k < K; ++k) {
+      const uint8_t code = codes[r * K + k];
+      int64_t q;
+      if (c.hif4) {
+        q = hif4_q(code & mask, s[r * nblk + k / static_cast<size_t>(c.block)], k);
+      } else {
+        q = tq[code];
+        if (tbad[code]) o.row_bad[r] = 1;
+      }
+      if (small) o.q8[r * K + k] = static_cast<int8_t>(q);
+      else o.q32[r * K + k] = static_cast<int32_t>(q);
+    }
+  }
+  return o;
+}
+
+FP4SIM_AVX2 bool gemm_exact(const Ctx& c, size_t M, size_t N, size_t K, const uint8_t* a, const uint32_t* sa,
+                            const uint8_t* b, const uint32_t* sb, const float* cm, float alpha,
+                            unsigned threads, float* d) {
+  const IntOperand oa = prep_int(c, true, a, sa, M, K), ob = prep_int(c, false, b, sb, N, K);
+  if (oa.q8.empty() && oa.q32.empty()) return false;
+  if (ob.q8.empty() && ob.q32.empty()) return false;
+  const size_t blk = static_cast<size_t>(c.block);
+  const size_t nblk = K / blk;
+  // Block sums times both scale significands must stay below 2^62 (int64, split in two adds).
+  double msmax = 0;
+  for (const Dy& x : *c.dy_s)
+    if (!special(x)) msmax = std::max(msmax, std::fabs(static_cast<double>(x.m)));
+  if (oa.max_abs * ob.max_abs * static_cast<double>(blk) * msmax * msmax >= 0x1p62) return false;
+  const bool int8 = !oa.q8.empty() && !ob.q8.empty();
+  const Scales xa = prep_scales(c, sa, M, nblk), xb = prep_scales(c, sb, N, nblk);
+  const int off = oa.ulp + ob.ulp - 2 * c.mb_s;
+  for_rows(M, threads, [&](size_t r0, size_t r1) FP4SIM_AVX2 {
+    std::vector<int32_t> s16(K / 16);
+    ExactAccumulator acc;
+    for (size_t i = r0; i < r1; ++i) {
+      for (size_t j = 0; j < N; ++j) {
+        const uint32_t cb = c_bits_at(cm, i * N + j);
+        if (oa.row_bad[i] || ob.row_bad[j] || xa.row_bad[i] || xb.row_bad[j] ||
+            (cb & 0x7FFFFFFFu) >= 0x7F800000u) {
+          d[i * N + j] = epilogue(generic_dot(c, a + i * K, sa + i * nblk, b + j * K, sb + j * nblk, K, cb), alpha);
+          continue;
+        }
+        acc.clear();
+        if (int8) sums16(oa.q8.data() + i * K, ob.q8.data() + j * K, K, s16.data());
+        for (size_t bi = 0; bi < nblk; ++bi) {
+          int64_t s = 0;
+          if (int8) {
+            for (size_t g = bi * blk / 16; g < (bi + 1) * blk / 16; ++g) s += s16[g];
+          } else {
+            const size_t k0 = bi * blk;
+            for (size_t k = k0; k < k0 + blk; ++k) {
+              const int64_t x = oa.q32.empty() ? oa.q8[i * K + k] : oa.q32[i * K + k];
+              const int64_t y = ob.q32.empty() ? ob.q8[j * K + k] : ob.q32[j * K + k];
+              s += x * y;
+            }
+          }
+          if (s == 0) continue;
+          const Dy& fa = xa.dy[i * nblk + bi];
+          const Dy& fb = xb.dy[j * nblk + bi];
+          const int64_t m = s * fa.m * fb.m;
+          const int e = fa.e + fb.e + off;
+          const uint64_t mag = m < 0 ? static_cast<uint64_t>(-m) : static_cast<uint64_t>(m);
+          const int64_t lo = static_cast<int64_t>(mag & 0xFFFFFFFFu), hi = static_cast<int64_t>(mag >> 32);
+          acc.add(m < 0 ? -lo : lo, e);
+          acc.add(m < 0 ? -hi : hi, e + 32);
+        }
+        acc.add_mag(cb & 0x7FFFFFFFu, (cb >> 31) != 0);
+        uint32_t r = acc.round_fp32(true);
+        // An exact zero with C = -0 is -0 only if every product is -0: the generic model decides.
+        if (r == 0u && cb == 0x80000000u) r = generic_dot(c, a + i * K, sa + i * nblk, b + j * K, sb + j * nblk, K, cb);
+        d[i * N + j] = epilogue(r, alpha);
+      }
+    }
+  });
+  return true;
+}
+
+// ---- Fp32Seq ----------------------------------------------------------------------------------
+// One FMA chain per output along K; eight outputs of a row per AVX2 lane set, 32 in flight.
+
+FP4SIM_AVX2 bool gemm_fp32seq(const Ctx& c, size_t M, size_t N, size_t K, const uint8_t* a, const uint32_t* sa,
+                              const uint8_t* b, const uint32_t* sb, const float* cm, float alpha,
+                              unsigned threads, float* d) {
+  const size_t blk = static_cast<size_t>(c.block);
+  const size_t nblk = K / blk;
+  // Element x scale in FP32 (one RN), as decode_rows computes it.
+  auto deq = [&](bool is_a, uint8_t code, uint32_t word, size_t k) -> float {
+    const uint8_t cd = code & (is_a ? c.mask_a : c.mask_b);
+    const float sv = c.f_s->v[word & 0xFFu];
+    if (c.hif4) {
+      const int cm4 = cd & 7;
+      const int lv = hif4_level(word, static_cast<int>(k % blk));
+      const float ev = std::copysign(std::ldexp(static_cast<float>(cm4), lv - 2), (cd & 8) ? -1.0f : 1.0f);
+      return ev * sv;
+    }
+    return (is_a ? c.f_a : c.f_b)->v[cd] * sv;
+  };
+  std::vector<float> da(M * K), bt(K * N);  // B transposed: bt[k * N + j]
+  for (size_t r = 0; r < M; ++r)
+    for (size_t k = 0; k < K; ++k) da[r * K + k] = deq(true, a[r * K + k], sa[r * nblk + k / blk], k);
+  for (size_t r = 0; r < N; ++r)
+    for (size_t k = 0; k < K; ++k) bt[k * N + r] = deq(false, b[r * K + k], sb[r * nblk + k / blk], k);
+  for_rows(M, threads, [&](size_t r0, size_t r1) FP4SIM_AVX2 {
+    std::vector<float> acc(N);
+    for (size_t i = r0; i < r1; ++i) {
+      for (size_t j = 0; j < N; ++j) acc[j] = cm ? cm[i * N + j] : 0.0f;
+      const float* ar = da.data() + i * K;
+      size_t j = 0;
+      for (; j + 32 <= N; j += 32) {
+        __m256 v0 = _mm256_loadu_ps(&acc[j]), v1 = _mm256_loadu_ps(&acc[j + 8]);
+        __m256 v2 = _mm256_loadu_ps(&acc[j + 16]), v3 = _mm256_loadu_ps(&acc[j + 24]);
+        for (size_t k = 0; k < K; ++k) {
+          const __m256 x = _mm256_set1_ps(ar[k]);
+          const float* br = bt.data() + k * N + j;
+          v0 = _mm256_fmadd_ps(x, _mm256_loadu_ps(br), v0);
+          v1 = _mm256_fmadd_ps(x, _mm256_loadu_ps(br + 8), v1);
+          v2 = _mm256_fmadd_ps(x, _mm256_loadu_ps(br + 16), v2);
+          v3 = _mm256_fmadd_ps(x, _mm256_loadu_ps(br + 24), v3);
+        }
+        _mm256_storeu_ps(&acc[j], v0);
+        _mm256_storeu_ps(&acc[j + 8], v1);
+        _mm256_storeu_ps(&acc[j + 16], v2);
+        _mm256_storeu_ps(&acc[j + 24], v3);
+      }
+      for (; j + 8 <= N; j += 8) {
+        __m256 v0 = _mm256_loadu_ps(&acc[j]);
+        for (size_t k = 0; k < K; ++k) v0 = _mm256_fmadd_ps(_mm256_set1_ps(ar[k]), _mm256_loadu_ps(bt.data() + k * N + j), v0);
+        _mm256_storeu_ps(&acc[j], v0);
+      }
+      for (; j < N; ++j) {
+        float s = acc[j];
+        for (size_t k = 0; k < K; ++k) s = std::fma(ar[k], bt[k * N + j], s);
+        acc[j] = s;
+      }
+      for (size_t q = 0; q < N; ++q) d[i * N + q] = epilogue(std::bit_cast<uint32_t>(acc[q]), alpha);
+    }
+  });
+  return true;
+}
+
+}  // namespace
+
+bool gemm_fast(const Ctx& c, size_t M, size_t N, size_t K, const uint8_t* a, const uint32_t* sa,
+               const uint8_t* b, const uint32_t* sb, const float* cm, float alpha, unsigned threads,
+               float* d) {
+  if (!have_avx2_fma() || M == 0 || N == 0) return false;
+  switch (c.model) {
+    case Model::Blackwell:
+      return c.group < c.k ? gemm_bw_grouped(c, M, N, K, a, sa, b, sb, cm, alpha, threads, d)
+                           : gemm_bw_fused(c, M, N, K, a, sa, b, sb, cm, alpha, threads, d);
+    case Model::AscendHif4: return gemm_ascend(c, M, N, K, a, sa, b, sb, cm, alpha, threads, d);
+    case Model::Exact: return gemm_exact(c, M, N, K, a, sa, b, sb, cm, alpha, threads, d);
+    case Model::Fp32Seq: return gemm_fp32seq(c, M, N, K, a, sa, b, sb, cm, alpha, threads, d);
+  }
+  return false;
+}
+
+}  // namespace fp4sim::mma_detail
