@@ -14,6 +14,10 @@ start=$(date +%s)
 cmake -S . -B build "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j "$JOBS"
 ctest --test-dir build --output-on-failure -j "$JOBS"
+# The Python package and the installed C++ package: pytest, cmake --install + examples/cpp_consumer
+# (find_package and pkg-config), pip install . into build/venv + examples/python/full_loop.py.
+bash scripts/package_check.sh build
+
 
 cmake -S . -B build-asan "${GEN[@]}" -DCMAKE_BUILD_TYPE=Debug -DFP4SIM_SANITIZE=ON -DFP4SIM_GOLDEN_ONLY=ON \
   -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g"
