@@ -5,13 +5,17 @@
 
 #include <bit>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
+#include <numeric>
+#include <stdexcept>
 #include <random>
 #include <vector>
 
 #include "fp4sim/gpu/gpu.hpp"
 #include "fp4sim/gpu/mma_hd.hpp"
 #include "fp4sim/gpu/quant_hd.hpp"
+#include "fp4sim/gpu/tuned_hd.hpp"
 #include "fp4sim/hadamard.hpp"
 #include "fp4sim/philox.hpp"
 
@@ -160,9 +164,12 @@ TEST(GpuHd, QuantizeRandomMatchesGolden) {
         x[1000] = std::numeric_limits<float>::max();
       }
       const Quantized want = quantize(qc.f, x, rows, cols, qc.o);
-      const Quantized got = gpu::quantize(Backend::Host, qc.f, x, rows, cols, qc.o);
-      expect_same_quant(want, got, qc.name + " seed " + std::to_string(seed));
-      values += x.size();
+      // Direct: the simple kernels' block functions; Tuned: the tuned kernels' lane functions
+      for (gpu::QuantKernel k : {gpu::QuantKernel::Direct, gpu::QuantKernel::Tuned}) {
+        const Quantized got = gpu::quantize(Backend::Host, qc.f, x, rows, cols, qc.o, k);
+        expect_same_quant(want, got, qc.name + " seed " + std::to_string(seed) + (k == gpu::QuantKernel::Tuned ? " tuned" : ""));
+        values += x.size();
+      }
     }
   }
   EXPECT_GT(values, 1000000u);
@@ -176,8 +183,10 @@ TEST(GpuHd, QuantizePatternSweepMatchesGolden) {
       const std::vector<float> x = pattern_sweep(low);
       const size_t cols = 256, rows = x.size() / cols;
       const Quantized want = quantize(qc.f, x, rows, cols, qc.o);
-      const Quantized got = gpu::quantize(Backend::Host, qc.f, x, rows, cols, qc.o);
-      expect_same_quant(want, got, qc.name + " sweep low " + std::to_string(low));
+      for (gpu::QuantKernel k : {gpu::QuantKernel::Direct, gpu::QuantKernel::Tuned}) {
+        const Quantized got = gpu::quantize(Backend::Host, qc.f, x, rows, cols, qc.o, k);
+        expect_same_quant(want, got, qc.name + " sweep low " + std::to_string(low) + (k == gpu::QuantKernel::Tuned ? " tuned" : ""));
+      }
     }
   }
 }
@@ -211,6 +220,65 @@ TEST(GpuHd, Rht16MatchesGolden) {
       }
     }
   }
+}
+
+// The tuned kernels' RHT (tuned_hd.hpp): a double-precision fast path when the tile's exponent
+// spread allows it, the exact accumulator otherwise. Spreads around the 25-binade bound, both
+// signs, subnormals, cancellations, overflow; both paths must be taken.
+TEST(GpuHd, Rht16FastPathMatchesGolden) {
+  std::mt19937_64 g(11);
+  const auto signs = rht_signs(16);
+  uint32_t mask = 0;
+  for (int i = 0; i < 16; ++i) mask |= (signs[static_cast<size_t>(i)] < 0 ? 1u : 0u) << i;
+  size_t fast = 0, slow = 0;
+  for (int t = 0; t < 40000; ++t) {
+    std::vector<float> x(16);
+    const int spread = static_cast<int>(g() % 32);  // 0 .. 31 binades
+    const int base = t % 5 == 0 ? -149 : (t % 5 == 1 ? 100 : static_cast<int>(g() % 200) - 100);
+    for (auto& v : x) {
+      const uint32_t u = static_cast<uint32_t>(g());
+      v = std::ldexp(1.0f + float(u & 0x7FFFFF) / 8388608.0f, std::min(127, base + int(g() % unsigned(spread + 1))));
+      if (u >> 31) v = -v;
+      if ((u & 0x70000000u) == 0) v = u & 1u ? -0.0f : 0.0f;
+    }
+    if (t % 7 == 0) x[2] = -x[9];
+    if (t % 11 == 0) x[4] = std::numeric_limits<float>::max();
+    (gpu::hd::rht16_fast_ok(x.data()) ? fast : slow)++;
+    for (bool bf : {false, true}) {
+      std::vector<float> want = x;
+      rht_apply(want, 16, 16, signs, bf);
+      for (int q = 0; q < 4; ++q) {
+        float got[4];
+        gpu::hd::rht16_outputs4(x.data(), mask, q, bf, got);
+        for (int o = 0; o < 4; ++o) {
+          const size_t jj = static_cast<size_t>(4 * q + o);
+          ASSERT_EQ(f_bits(got[o]), f_bits(want[jj])) << t << " " << jj << " spread " << spread << " base " << base;
+        }
+      }
+    }
+  }
+  EXPECT_GT(fast, 10000u);
+  EXPECT_GT(slow, 5000u);
+  // A tile whose exact sum needs 57 bits within a 29-binade spread, built so that a double sum
+  // rounds it (to a float tie) and the float result then differs from the exact one: output 0 =
+  // 13 (2^30 - 64) + (2^29 + 256) + 65 - (1 + 2^-23) = F + 512 - 2^-23 with F / 1024 odd. The fast
+  // path must not take it (a spread bound above 25 would, and fail here).
+  const double v[16] = {0x1p30 - 64, 0x1p30 - 64, 0x1p30 - 64, 0x1p30 - 64, 0x1p30 - 64, 0x1p30 - 64, 0x1p30 - 64,
+                        0x1p30 - 64, 0x1p30 - 64, 0x1p30 - 64, 0x1p30 - 64, 0x1p30 - 64, 0x1p30 - 64,
+                        0x1p29 + 256, 65, -(1 + 0x1p-23)};
+  std::vector<float> x(16);
+  for (int i = 0; i < 16; ++i) {  // term i of output 0 has sign x_i * d_i: undo d_i
+    const float a = static_cast<float>(v[i]);
+    x[static_cast<size_t>(i)] = signs[static_cast<size_t>(i)] < 0 ? -a : a;
+  }
+  std::vector<float> want = x;
+  rht_apply(want, 16, 16, signs, false);
+  EXPECT_EQ(want[0], static_cast<float>((13.5 * 0x1p30 - 1024) / 4));  // the exact result rounds down
+  EXPECT_NE(static_cast<float>(std::accumulate(v, v + 16, 0.0) / 4), want[0]);  // a double sum does not
+  EXPECT_FALSE(gpu::hd::rht16_fast_ok(x.data()));
+  float got[4];
+  gpu::hd::rht16_outputs4(x.data(), mask, 0, false, got);
+  EXPECT_EQ(f_bits(got[0]), f_bits(want[0]));
 }
 
 // ---- GEMM ----
@@ -397,9 +465,41 @@ TEST(GpuHd, DeviceBackendReportsWhyNot) {
   std::string why;
   const bool ok = gpu::gpu_available(why);
   EXPECT_FALSE(why.empty());  // a device name or the reason there is none
+  std::string again;
+  EXPECT_EQ(gpu::gpu_available(again), ok);  // decided once
+  EXPECT_EQ(again, why);
   if (!gpu::built_with_cuda()) {
     EXPECT_FALSE(ok);
   }
+  std::string mod;
+  if (std::getenv("FP4SIM_GPU_MODULE") == nullptr) {
+    EXPECT_TRUE(gpu::gpu_module_ok(mod)) << mod;  // the build's own module is found and loads
+  }
+  if (!ok) {  // a Device call fails with the same one reason
+    const std::vector<float> x(16, 1.0f);
+    try {
+      (void)gpu::quantize(Backend::Device, BlockFormat::Nvfp4, x, 1, 16);
+      ADD_FAILURE() << "Device quantize ran without a device";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what() << " vs " << why;
+    }
+  }
+}
+
+// Run by the CTest gpu_module_missing with FP4SIM_GPU_MODULE pointing at no file.
+TEST(GpuHd, MissingModuleGivesOneReason) {
+  if (std::getenv("FP4SIM_TEST_MODULE_MISSING") == nullptr) GTEST_SKIP() << "run by the CTest gpu_module_missing";
+  if (!gpu::built_with_cuda()) GTEST_SKIP() << "no CUDA module in this build";
+  std::string why, mod;
+  EXPECT_FALSE(gpu::gpu_available(why));
+  EXPECT_FALSE(gpu::gpu_module_ok(mod));
+  EXPECT_EQ(why, mod);
+  EXPECT_NE(why.find("libfp4sim_gpu_cuda.so could not be loaded"), std::string::npos) << why;
+  EXPECT_NE(why.find(std::getenv("FP4SIM_GPU_MODULE")), std::string::npos) << why;  // says where it looked
+  const std::vector<float> x(16, 1.0f);
+  EXPECT_THROW((void)gpu::quantize(Backend::Device, BlockFormat::Nvfp4, x, 1, 16), std::runtime_error);
+  // the Host backend does not need the module
+  EXPECT_NO_THROW((void)gpu::quantize(Backend::Host, BlockFormat::Nvfp4, x, 1, 16));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "detail.hpp"
+#include "fp4sim/gpu/tuned_hd.hpp"
 #include "fp4sim/hadamard.hpp"
 
 namespace fp4sim::gpu {
@@ -40,7 +41,9 @@ detail::QuantJob make_job(BlockFormat f, size_t rows, size_t cols, const QuantOp
     for (int i = 0; i < 16; ++i) j.rht_mask |= (s[static_cast<size_t>(i)] < 0 ? 1u : 0u) << i;
   }
   j.elem = elem_of(info(f));
-  j.staged = kernel == QuantKernel::Staged;
+  j.kernel = kernel;
+  j.block = info(f).block;
+  j.scale_word32 = info(f).scale_word32;
   return j;
 }
 
@@ -78,6 +81,85 @@ void host_quantize(const detail::QuantJob& j, const float* x_in, Quantized& q) {
     default:
       for (size_t b = 0; b < n / 32; ++b)
         hd::mx_block(j.elem, x + b * 32, j.rnd, j.rule, j.seed, j.stream, b * 32, q.codes.data() + b * 32, q.scales.data() + b);
+      break;
+  }
+}
+
+// QuantKernel::Tuned on the host: the tuned kernels' lane functions (tuned_hd.hpp), combined per
+// block in plain loops where the kernel combines lanes with shuffles. A lane = 4 elements from
+// flat index e (a multiple of 4); with RHT its values are the rotated ones, computed per lane.
+void host_quantize_tuned(const detail::QuantJob& j, const float* x, Quantized& q) {
+  const size_t n = j.rows * j.cols;
+  auto lane = [&](size_t e, float* v) {
+    if (j.rht) {
+      hd::rht16_outputs4(x + (e & ~size_t{15}), j.rht_mask, static_cast<int>((e >> 2) & 3u), j.rht_bf16, v);
+    } else {
+      for (int i = 0; i < 4; ++i) v[i] = x[e + static_cast<size_t>(i)];
+    }
+  };
+  auto rb4 = [&](size_t e) { return j.rnd == hd::kSr ? hd::sr_word4(j.seed, j.stream, e) : 0u; };
+  auto put4 = [&](size_t e, uint32_t c4) {
+    for (int i = 0; i < 4; ++i) q.codes[e + static_cast<size_t>(i)] = hd::byte_of(c4, i);
+  };
+  const int lanes = j.block / 4;
+  float v[16][4];
+  switch (j.f) {
+    case BlockFormat::Nvfp4: {
+      uint32_t am = 0;  // the amax pass (with PTS) or the quantizer's own block maxima (without)
+      for (size_t e = 0; e < n; e += 4) {
+        lane(e, v[0]);
+        am = std::max(am, hd::amax4_ignore_nan(v[0]));
+      }
+      q.amax = hd::u2f(am);
+      const hd::Nvfp4Scale ts = hd::nvfp4_tensor_scale(q.amax, j.pts);
+      q.global_scale = ts.s_dec;
+      for (size_t b = 0; b < n / 16; ++b) {
+        uint32_t bam = 0;
+        for (int l = 0; l < 4; ++l) {
+          lane(b * 16 + 4u * static_cast<size_t>(l), v[l]);
+          bam = std::max(bam, hd::amax4_ignore_nan(v[l]));
+        }
+        const uint8_t code = hd::nvfp4_scale_code(hd::u2f(bam), ts);
+        q.scales[b] = code;
+        const float inv = hd::nvfp4_inverse(code, ts);
+        for (int l = 0; l < 4; ++l) {
+          const size_t e = b * 16 + 4u * static_cast<size_t>(l);
+          put4(e, hd::nvfp4_codes4(v[l], inv, j.rnd, rb4(e)));
+        }
+      }
+      break;
+    }
+    case BlockFormat::Hif4:
+      for (size_t b = 0; b < n / 64; ++b) {
+        uint32_t v16[16], vmax = 0;
+        for (int l = 0; l < 16; ++l) {
+          lane(b * 64 + 4u * static_cast<size_t>(l), v[l]);
+          v16[l] = hd::magmax4(v[l]);
+          vmax = std::max(vmax, v16[l]);
+        }
+        const hd::Hif4Consts hc = hd::hif4_consts(vmax);
+        uint32_t w = hc.nan ? 0xFFu : hc.e6;
+        for (int l = 0; l < 16; ++l) {
+          const size_t e = b * 64 + 4u * static_cast<size_t>(l);
+          w |= hd::hif4_group(hc, l, v16[l], v16[l ^ 1], v[l], j.rnd, rb4(e), q.codes.data() + e);
+        }
+        q.scale_words[b] = w;
+      }
+      break;
+    default:
+      for (size_t b = 0; b < n / 32; ++b) {
+        uint32_t am = 0;
+        for (int l = 0; l < lanes; ++l) {
+          lane(b * 32 + 4u * static_cast<size_t>(l), v[l]);
+          am = std::max(am, hd::magmax4(v[l]));
+        }
+        const hd::MxScale sc = hd::mx_scale(j.elem, am, j.rule);
+        q.scales[b] = sc.code;
+        for (int l = 0; l < lanes; ++l) {
+          const size_t e = b * 32 + 4u * static_cast<size_t>(l);
+          put4(e, hd::mx_codes4(j.elem, v[l], sc, j.rnd, rb4(e)));
+        }
+      }
       break;
   }
 }
@@ -129,7 +211,7 @@ std::string cannot_quantize(BlockFormat f, const QuantOptions& opt) {
 
 std::vector<uint32_t> gemm(Backend be, const MmaConfig& cfg, Model model, size_t M, size_t N, size_t K,
                            std::span<const uint8_t> a, std::span<const uint32_t> sa, std::span<const uint8_t> b,
-                           std::span<const uint32_t> sb, std::span<const float> c, float alpha) {
+                           std::span<const uint32_t> sb, std::span<const float> c, float alpha, GemmKernel kernel) {
   hd::GemmParams p = make_params(cfg, model, M, N, K);
   const size_t step = (model == Model::Blackwell || model == Model::AscendHif4) ? static_cast<size_t>(p.k)
                                                                                 : static_cast<size_t>(p.block);
@@ -148,7 +230,7 @@ std::vector<uint32_t> gemm(Backend be, const MmaConfig& cfg, Model model, size_t
   std::vector<uint32_t> d(M * N);
   if (M * N == 0) return d;
   if (be == Backend::Device) {
-    detail::device_gemm(p, d.data());
+    detail::device_gemm(p, kernel, d.data());
     return d;
   }
   std::vector<int8_t> qa, qb;
@@ -182,6 +264,7 @@ Quantized quantize(Backend be, BlockFormat f, std::span<const float> x, size_t r
   if (fi.scale_word32) q.scale_words.assign(nb, 0);
   else q.scales.assign(nb, 0);
   if (be == Backend::Device) detail::device_quantize(j, x.data(), q);
+  else if (kernel == QuantKernel::Tuned && !opt.two_d) host_quantize_tuned(j, x.data(), q);
   else host_quantize(j, x.data(), q);
   return q;
 }
@@ -195,8 +278,9 @@ uint32_t unit_scale_code(const MmaConfig& cfg) {
   // HiF4's scale word: the E6M2 byte in bits 0-7, level bits (8-23) zero = no extra exponent.
   return encode(*cfg.scale, 1.0, Rounding::Rne, true);
 }
-BenchResult bench_gemm(const MmaConfig& cfg, Model model, size_t M, size_t N, size_t K, int iters) {
-  return detail::bench_gemm(make_params(cfg, model, M, N, K), unit_scale_code(cfg), iters);
+BenchResult bench_gemm(const MmaConfig& cfg, Model model, size_t M, size_t N, size_t K, int iters,
+                       GemmKernel kernel) {
+  return detail::bench_gemm(make_params(cfg, model, M, N, K), kernel, unit_scale_code(cfg), iters);
 }
 
 }  // namespace fp4sim::gpu

@@ -1,5 +1,7 @@
-// CUDA backend of fp4sim_gpu: thin kernels around the __host__ __device__ functions of
-// quant_hd.hpp and mma_hd.hpp (one thread per block / tile / output element), plus benchmarks.
+// The CUDA module of fp4sim_gpu (libfp4sim_gpu_cuda.so, dlopen'ed by loader.cpp through the
+// table of module.hpp): the simple kernels, thin around the __host__ __device__ functions of
+// quant_hd.hpp and mma_hd.hpp (one thread per block / tile / output element), the tuned ones
+// (device_tuned.cu, tuned.cuh), and the benchmarks. Links only the CUDA runtime, no golden code.
 // The 1D quantizer kernels come in two variants (QuantKernel, gpu.hpp), the same hd arithmetic:
 // Direct lets it access global memory per element (a lane's block is contiguous, so each 4-byte load
 // and 1-byte store touches a different 32-byte sector per lane, and relies on L1 for the rest);
@@ -14,13 +16,10 @@
 #include <vector>
 
 #include "cuda_util.cuh"
-#include "detail.hpp"
+#include "module.hpp"
+#include "tuned.cuh"
 
-namespace fp4sim::gpu {
-
-bool built_with_cuda() { return true; }
-
-namespace detail {
+namespace fp4sim::gpu::detail {
 namespace {
 
 unsigned blocks_for(size_t n, unsigned tpb) { return static_cast<unsigned>((n + tpb - 1) / tpb); }
@@ -124,6 +123,10 @@ __global__ void k_hif4(const float* x, size_t nb, int rnd, uint64_t seed, uint32
 // Runs the quantizer on device buffers (x may be rotated into tmp first).
 void launch_quantize(const QuantJob& j, const float* dx, float* dtmp, unsigned* damax, uint8_t* dcodes,
                      uint8_t* dscales, uint32_t* dwords) {
+  if (j.kernel == QuantKernel::Tuned && !j.two_d) {  // 2D has no tuned kernel: Direct below
+    launch_quantize_tuned(j, dx, damax, dcodes, dscales, dwords);
+    return;
+  }
   constexpr unsigned kT = 256;
   const size_t n = j.rows * j.cols;
   const float* x = dx;
@@ -136,7 +139,7 @@ void launch_quantize(const QuantJob& j, const float* dx, float* dtmp, unsigned* 
       check(cudaMemsetAsync(damax, 0, sizeof(unsigned)), "memset");
       k_amax<<<std::min<unsigned>(blocks_for(n, kT), 4096), kT>>>(x, n, damax);
       if (!j.two_d) {
-        (j.staged ? k_nvfp4<true> : k_nvfp4<false>)<<<blocks_for(n / 16, kT), kT>>>(
+        (j.kernel == QuantKernel::Staged ? k_nvfp4<true> : k_nvfp4<false>)<<<blocks_for(n / 16, kT), kT>>>(
             x, n / 16, damax, j.pts, j.rnd, j.seed, j.stream, dcodes, dscales);
       } else {
         const size_t tiles = (j.rows + 15) / 16 * (j.cols / 16);
@@ -144,11 +147,11 @@ void launch_quantize(const QuantJob& j, const float* dx, float* dtmp, unsigned* 
       }
       break;
     case BlockFormat::Hif4:
-      (j.staged ? k_hif4<true> : k_hif4<false>)<<<blocks_for(n / 64, kT), kT>>>(x, n / 64, j.rnd, j.seed, j.stream,
+      (j.kernel == QuantKernel::Staged ? k_hif4<true> : k_hif4<false>)<<<blocks_for(n / 64, kT), kT>>>(x, n / 64, j.rnd, j.seed, j.stream,
                                                                                 dcodes, dwords);
       break;
     default:
-      (j.staged ? k_mx<true> : k_mx<false>)<<<blocks_for(n / 32, kT), kT>>>(j.elem, x, n / 32, j.rnd, j.rule, j.seed,
+      (j.kernel == QuantKernel::Staged ? k_mx<true> : k_mx<false>)<<<blocks_for(n / 32, kT), kT>>>(j.elem, x, n / 32, j.rnd, j.rule, j.seed,
                                                                             j.stream, dcodes, dscales);
       break;
   }
@@ -169,7 +172,7 @@ __global__ void k_gemm(hd::GemmParams p, uint32_t* d) {
 }
 
 // p holds device pointers.
-void launch_gemm(hd::GemmParams p, int8_t* dqa, int8_t* dqb, uint32_t* dd) {
+void launch_gemm(hd::GemmParams p, GemmKernel kernel, int8_t* dqa, int8_t* dqb, uint32_t* dd) {
   constexpr unsigned kT = 128;
   if (hd::needs_q(p)) {
     k_prep_q<<<blocks_for(p.M * p.K, 256), 256>>>(p, true, p.M * p.K, dqa);
@@ -177,13 +180,13 @@ void launch_gemm(hd::GemmParams p, int8_t* dqa, int8_t* dqb, uint32_t* dd) {
     p.qa = dqa;
     p.qb = dqb;
   }
+  if (kernel == GemmKernel::Tuned && launch_gemm_tuned(p, dd)) return;
   k_gemm<<<dim3(blocks_for(p.N, kT), static_cast<unsigned>(p.M)), kT>>>(p, dd);
   check(cudaGetLastError(), "gemm kernel launch");
 }
 
-}  // namespace
 
-bool device_query(std::string& why) {
+bool mod_device_query(std::string& why) {
   int n = 0;
   const cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess) {
@@ -204,7 +207,7 @@ bool device_query(std::string& why) {
   return true;
 }
 
-void device_gemm(const hd::GemmParams& hp, uint32_t* out) {
+void mod_device_gemm(const hd::GemmParams& hp, GemmKernel kernel, uint32_t* out) {
   const size_t nblk = hp.K / static_cast<size_t>(hp.block);
   Buf<uint8_t> a(hp.a, hp.M * hp.K), b(hp.b, hp.N * hp.K);
   Buf<uint32_t> sa(hp.sa, hp.M * nblk), sb(hp.sb, hp.N * nblk);
@@ -218,12 +221,12 @@ void device_gemm(const hd::GemmParams& hp, uint32_t* out) {
   p.sa = sa.p;
   p.sb = sb.p;
   p.c = hp.c ? c.p : nullptr;
-  launch_gemm(p, qa.p, qb.p, d.p);
+  launch_gemm(p, kernel, qa.p, qb.p, d.p);
   check(cudaDeviceSynchronize(), "gemm");
   d.to_host(out);
 }
 
-void device_quantize(const QuantJob& j, const float* x, Quantized& q) {
+void mod_device_quantize(const QuantJob& j, const float* x, Quantized& q) {
   const size_t n = j.rows * j.cols;
   Buf<float> dx(x, n), tmp(j.rht ? n : 0);
   Buf<unsigned> amax(1);
@@ -242,33 +245,42 @@ void device_quantize(const QuantJob& j, const float* x, Quantized& q) {
   }
 }
 
-BenchResult bench_quantize(const QuantJob& j, int iters) {
+// Bytes of every pass that launch_quantize runs for j (what the GB/s of the benchmark counts):
+// a quantizer pass reads the FP32 input and writes one code byte per value (codes are unpacked)
+// and the scales; the NVFP4 amax pass reads the input once more (skipped by Tuned without PTS);
+// the simple RHT pass reads the input and writes the rotated copy, which every later pass reads
+// in place of the input (Tuned fuses the RHT: no copy).
+double quant_bytes(const QuantJob& j) {
+  const double n = static_cast<double>(j.rows * j.cols);
+  const double nb = n / j.block;
+  const bool tuned = j.kernel == QuantKernel::Tuned && !j.two_d;
+  double bytes = 4.0 * n + n + (j.scale_word32 ? 4.0 : 1.0) * nb;
+  if (j.f == BlockFormat::Nvfp4 && (!tuned || j.pts)) bytes += 4.0 * n;
+  if (j.rht && !tuned) bytes += 8.0 * n;
+  return bytes;
+}
+
+BenchResult mod_bench_quantize(const QuantJob& j, int iters) {
   const size_t n = j.rows * j.cols;
-  const BlockFormatInfo& fi = info(j.f);
-  const size_t nb = n / static_cast<size_t>(fi.block);
+  const size_t nb = n / static_cast<size_t>(j.block);
   std::vector<float> hx(n);
   for (size_t i = 0; i < n; ++i) hx[i] = static_cast<float>((i * 2654435761u) % 2001) / 100.0f - 10.0f;
   Buf<float> dx(hx.data(), n), tmp(j.rht ? n : 0);
   Buf<unsigned> amax(1);
-  Buf<uint8_t> codes(n), scales(fi.scale_word32 ? 0 : nb);
-  Buf<uint32_t> words(fi.scale_word32 ? nb : 0);
-  // bytes of every pass: the quantizer reads the FP32 input and writes one code byte per value
-  // (codes are unpacked) and the scales; NVFP4's amax pass reads the input once more; the RHT pass
-  // reads the input and writes the rotated copy that the later passes read.
-  double bytes = 4.0 * n + n + (fi.scale_word32 ? 4.0 : 1.0) * nb;
-  if (j.f == BlockFormat::Nvfp4) bytes += 4.0 * n;
-  if (j.rht) bytes += 8.0 * n;
+  Buf<uint8_t> codes(n), scales(j.scale_word32 ? 0 : nb);
+  Buf<uint32_t> words(j.scale_word32 ? nb : 0);
+  const double bytes = quant_bytes(j);
   return time_it([&] { launch_quantize(j, dx.p, tmp.p, amax.p, codes.p, scales.p, words.p); }, iters, bytes);
 }
 
-BenchResult bench_copy(size_t n_bytes, int iters) {
+BenchResult mod_bench_copy(size_t n_bytes, int iters) {
   Buf<uint8_t> a(n_bytes), b(n_bytes);
   check(cudaMemset(a.p, 1, n_bytes), "memset");
   return time_it([&] { check(cudaMemcpyAsync(b.p, a.p, n_bytes, cudaMemcpyDeviceToDevice), "d2d copy"); }, iters,
                  2.0 * static_cast<double>(n_bytes));
 }
 
-BenchResult bench_gemm(hd::GemmParams p, uint32_t unit_scale, int iters) {
+BenchResult mod_bench_gemm(hd::GemmParams p, GemmKernel kernel, uint32_t unit_scale, int iters) {
   const size_t nblk = p.K / static_cast<size_t>(p.block);
   std::vector<uint8_t> ha(p.M * p.K), hb(p.N * p.K);
   for (size_t i = 0; i < ha.size(); ++i) ha[i] = static_cast<uint8_t>((i * 37u) % 15u);
@@ -283,8 +295,16 @@ BenchResult bench_gemm(hd::GemmParams p, uint32_t unit_scale, int iters) {
   p.sa = sa.p;
   p.sb = sb.p;
   p.c = nullptr;
-  return time_it([&] { launch_gemm(p, qa.p, qb.p, d.p); }, iters, 0.0);
+  return time_it([&] { launch_gemm(p, kernel, qa.p, qb.p, d.p); }, iters, 0.0);
 }
 
-}  // namespace detail
-}  // namespace fp4sim::gpu
+}  // namespace
+}  // namespace fp4sim::gpu::detail
+
+extern "C" __attribute__((visibility("default"))) const fp4sim::gpu::detail::ModuleApi* fp4sim_gpu_cuda_module() {
+  using namespace fp4sim::gpu::detail;
+  static const ModuleApi api{kModuleAbi, sizeof(fp4sim::gpu::hd::GemmParams), sizeof(QuantJob),
+                             mod_device_query, mod_device_gemm, mod_device_quantize, mod_bench_quantize,
+                             mod_bench_copy, mod_bench_gemm};
+  return &api;
+}

@@ -6,6 +6,10 @@
 namespace fp4sim::gpu {
 
 bool built_with_cuda() { return false; }
+bool gpu_module_ok(std::string& why) {
+  why.clear();
+  return true;  // no module expected
+}
 
 namespace detail {
 namespace {
@@ -18,11 +22,11 @@ bool device_query(std::string& why) {
   why = "fp4sim was built without CUDA (FP4SIM_CUDA off or nvcc not found)";
   return false;
 }
-void device_gemm(const hd::GemmParams&, uint32_t*) { no_cuda(); }
+void device_gemm(const hd::GemmParams&, GemmKernel, uint32_t*) { no_cuda(); }
 void device_quantize(const QuantJob&, const float*, Quantized&) { no_cuda(); }
 BenchResult bench_quantize(const QuantJob&, int) { no_cuda(); }
 BenchResult bench_copy(size_t, int) { no_cuda(); }
-BenchResult bench_gemm(hd::GemmParams, uint32_t, int) { no_cuda(); }
+BenchResult bench_gemm(hd::GemmParams, GemmKernel, uint32_t, int) { no_cuda(); }
 
 }  // namespace detail
 }  // namespace fp4sim::gpu

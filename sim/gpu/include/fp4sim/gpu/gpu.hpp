@@ -23,33 +23,57 @@ enum class Backend : uint8_t { Device, Host };
 // True when fp4sim_gpu was compiled with CUDA (FP4SIM_CUDA enabled at configure time).
 bool built_with_cuda();
 
-// True when the Device backend can run: built with CUDA and a CUDA device is present. `why` gets
-// the device's name on success, otherwise the reason (no CUDA build, no driver, no device).
+// True when the Device backend can run: built with CUDA, its module loaded and a CUDA device
+// present. `why` gets the device's name on success, otherwise the one reason (no CUDA build, the
+// module missing or not loadable, no driver, no device). Decided once per process, on first call.
+// The CUDA code is a separate module, libfp4sim_gpu_cuda.so, dlopen'ed here on first use (only it
+// links the CUDA runtime, so programs that never use the Device backend never load CUDA). It is
+// looked up as $FP4SIM_GPU_MODULE (a path), then beside the executable (/proc/self/exe), then in
+// the build tree's bin/ (for test programs that live elsewhere in the build tree).
 bool gpu_available(std::string& why);
+
+// False (with the reason) when the build has CUDA but its module could not be loaded: a broken
+// build or install, unlike "no device", which gpu_available also reports. True otherwise.
+bool gpu_module_ok(std::string& why);
 
 // Empty when the GPU target computes gemm(cfg, model) bit-identically to golden; otherwise why not.
 // Supported: blackwell (every Blackwell kind), ascend-hif4 (hif4_round_groups = 1), fp32-seq, exact
 // (a 2^-352 .. 2^416 fixed-point sum per output, K < 2^29).
 std::string cannot_run(const MmaConfig& cfg, Model model);
 
+// Which GEMM emulation kernel the Device backend runs (the same bits either way):
+//   Simple  one thread per output, operands from global memory (the reference);
+//   Tuned   64x64 output tiles, operands staged through shared memory one K slab at a time, one
+//           kernel instance per model and kind (compile-time dispatch); Blackwell's grouped kinds
+//           and ascend-hif4 take their exact integer group sums from mma.sync s8.s8.s32 tensor-core
+//           instructions (the sums are small integers: exact in s32).
+// The Host backend runs Tuned as the same per-tile hd functions in the kernel's order.
+enum class GemmKernel : uint8_t { Simple, Tuned };
+
 // D[M,N] = alpha * (C + A . B^T) as FP32 bit patterns, as fp4sim::gemm (golden) computes it.
 // Operands as in fp4sim::gemm; c empty = all +0. Throws std::invalid_argument on bad shapes or an
 // unsupported config (cannot_run), std::runtime_error on a CUDA failure.
 std::vector<uint32_t> gemm(Backend be, const MmaConfig& cfg, Model model, size_t M, size_t N, size_t K,
                            std::span<const uint8_t> a, std::span<const uint32_t> sa, std::span<const uint8_t> b,
-                           std::span<const uint32_t> sb, std::span<const float> c, float alpha = 1.0f);
+                           std::span<const uint32_t> sb, std::span<const float> c, float alpha = 1.0f,
+                           GemmKernel kernel = GemmKernel::Simple);
 
 // Empty when the GPU quantizer supports (f, cols, opt); otherwise why not (RHT sizes other than 16).
 std::string cannot_quantize(BlockFormat f, const QuantOptions& opt);
 
-// How the Device backend's 1D quantizer kernels (nvfp4 1x16, mx, hif4) move a block (one thread per
-// block either way, the same hd arithmetic, the same bits):
-//   Direct  the hd function reads and writes global memory element by element;
-//   Staged  the block is loaded into a per-thread array with 16-byte loads and its codes stored with
-//           16-byte stores (more memory-level efficiency, at the cost of a local-memory array).
-// Which is faster is measured by fp4sim_gpu_bench (docs/performance.md), not assumed. The Host
-// backend and the 2D / RHT steps ignore it.
-enum class QuantKernel : uint8_t { Direct, Staged };
+// Which quantizer kernels the Device backend runs (the same bits whichever, docs/gpu.md):
+//   Direct  simple, the reference: one thread per block, the hd block function reading and writing
+//           global memory element by element (separate RHT and amax passes);
+//   Staged  as Direct, the block moved with 16-byte loads and stores through a per-thread array;
+//   Tuned   one float4 per lane (4 lanes per NVFP4 block, 8 per MX, 16 per HiF4), block amax and
+//           HiF4 levels by warp shuffles, 4-byte code stores, grid-stride loops; SR draws one
+//           Philox block per 16 elements (a lane draws, shuffles hand out the words); RHT-16 is
+//           fused into the NVFP4 / MX / HiF4 kernel; the NVFP4 amax pass is skipped when PTS is
+//           off (2D falls back to Direct).
+// The Host backend runs Tuned as the same per-lane hd functions in the kernel's lane order, so the
+// CPU tests check the tuned arithmetic too; it ignores Direct / Staged.
+enum class QuantKernel : uint8_t { Direct, Staged, Tuned };
+
 
 // Same result as fp4sim::quantize (codes, scales / scale words, global_scale, amax).
 Quantized quantize(Backend be, BlockFormat f, std::span<const float> x, size_t rows, size_t cols,
@@ -68,11 +92,11 @@ BenchResult bench_quantize(BlockFormat f, size_t rows, size_t cols, const QuantO
 BenchResult bench_copy(size_t n_bytes, int iters);
 // GEMM emulation of M x N x K (fixed pseudo-random codes, every scale 1.0: the scale format's code
 // for 1.0, HiF4's E6M2 1.0 with no level bits); bytes = 0, use flops = 2*M*N*K.
-BenchResult bench_gemm(const MmaConfig& cfg, Model model, size_t M, size_t N, size_t K, int iters);
+BenchResult bench_gemm(const MmaConfig& cfg, Model model, size_t M, size_t N, size_t K, int iters,
+                       GemmKernel kernel = GemmKernel::Simple);
 // The scale code that bench_gemm uses (exposed for the tests).
 uint32_t unit_scale_code(const MmaConfig& cfg);
-// The cuBLAS BF16 reference is not part of this library (linking cuBLAS costs every program that
-// starts ~100 ms and ~220 MB): it lives in fp4sim_gpu_bench (src/bench_cublas.cu), built when
-// CMake finds cuBLAS.
+// The cuBLAS BF16 reference is not part of this library (loading cuBLAS costs a program ~100 ms and
+// ~220 MB): it lives in fp4sim_gpu_bench (src/bench_cublas.cu), built when CMake finds cuBLAS.
 
 }  // namespace fp4sim::gpu

@@ -167,23 +167,31 @@ FP4SIM_HD uint32_t dot_blackwell(const GemmParams& p, size_t i, size_t j, uint32
   return cbits;
 }
 
+// One group of ascend-hif4 (hif4_round_groups = 1): acc + RN(s * sig(sA) * sig(sB) * 2^...), where
+// s = the exact integer sum of the group's q products and wa / wb the groups' scale words. The
+// caller handles NaN (a NaN scale anywhere, or a NaN C, makes the result NaN whatever acc holds).
+FP4SIM_HD float ascend_group_add(const GemmParams& p, float acc, int32_t s, uint32_t wa, uint32_t wb) {
+  const Dy da = decode_dy(p.sc, wa & 0xFFu);
+  const Dy db = decode_dy(p.sc, wb & 0xFFu);
+  const int64_t pr = static_cast<int64_t>(s) * da.m * db.m;  // |pr| < 2^22: exact as float
+  const int e = da.e + db.e - 8;                              // in [-104, 22]: a normal power of 2
+  return acc + static_cast<float>(pr) * pow2f(e);             // the one RN of this group
+}
+FP4SIM_HD bool hif4_word_nan(uint32_t w) { return (w & 0xFFu) == 0xFFu; }
+
 // ascend-hif4 with one FP32 RN per 64-element group (hif4_round_groups = 1, the default).
 FP4SIM_HD uint32_t dot_ascend_hif4(const GemmParams& p, size_t i, size_t j, uint32_t cbits) {
   const size_t K = p.K, ng = K / static_cast<size_t>(p.group);
   const size_t nblk = K / static_cast<size_t>(p.block);
   for (size_t g = 0; g < ng; ++g) {
-    if ((p.sa[i * nblk + g] & 0xFFu) == 0xFFu || (p.sb[j * nblk + g] & 0xFFu) == 0xFFu) return kNaNBits;
+    if (hif4_word_nan(p.sa[i * nblk + g]) || hif4_word_nan(p.sb[j * nblk + g])) return kNaNBits;
   }
   if (is_nan_bits(cbits)) return kNaNBits;
   float acc = u2f(cbits);
   for (size_t g = 0; g < ng; ++g) {
     const size_t o = g * static_cast<size_t>(p.group);
     const int32_t s = qdot(p.qa + i * K + o, p.qb + j * K + o, p.group);
-    const Dy da = decode_dy(p.sc, p.sa[i * nblk + g] & 0xFFu);
-    const Dy db = decode_dy(p.sc, p.sb[j * nblk + g] & 0xFFu);
-    const int64_t pr = static_cast<int64_t>(s) * da.m * db.m;  // |pr| < 2^22: exact as float
-    const int e = da.e + db.e - 8;                              // in [-104, 22]: a normal power of 2
-    acc = acc + static_cast<float>(pr) * pow2f(e);              // the one RN of this group
+    acc = ascend_group_add(p, acc, s, p.sa[i * nblk + g], p.sb[j * nblk + g]);
   }
   return f2u(acc);
 }
@@ -243,6 +251,13 @@ FP4SIM_HD uint32_t dot_fp32seq(const GemmParams& p, size_t i, size_t j, uint32_t
   return f2u(acc);
 }
 
+// The FP32 epilogue of an output: NaN made canonical, then alpha * acc (NaN canonical again).
+FP4SIM_HD uint32_t gemm_epilogue(const GemmParams& p, uint32_t r) {
+  if (is_nan_bits(r)) r = kNaNBits;
+  const float out = p.alpha * u2f(r);
+  return is_nan_bits(f2u(out)) ? kNaNBits : f2u(out);
+}
+
 // D[i, j] bits: the model's dot product from C, NaN made canonical, then the FP32 epilogue alpha * acc.
 FP4SIM_HD uint32_t gemm_element(const GemmParams& p, size_t i, size_t j) {
   const uint32_t cbits = p.c ? f2u(p.c[i * p.N + j]) : 0u;
@@ -254,9 +269,7 @@ FP4SIM_HD uint32_t gemm_element(const GemmParams& p, size_t i, size_t j) {
     case kModelExact: r = dot_exact(p, i, j, cbits); break;
     default: r = kNaNBits; break;  // no other model ids exist
   }
-  if (is_nan_bits(r)) r = kNaNBits;
-  const float out = p.alpha * u2f(r);
-  return is_nan_bits(f2u(out)) ? kNaNBits : f2u(out);
+  return gemm_epilogue(p, r);
 }
 
 }  // namespace fp4sim::gpu::hd

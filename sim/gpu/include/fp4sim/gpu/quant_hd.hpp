@@ -84,24 +84,38 @@ FP4SIM_HD int mx_shared_exp(const Elem& f, uint32_t amax_bits, int rule) {
   return hmax(-127, hmin(127, e));
 }
 
+// The scale of one MX block from its largest magnitude (FP32 bits, NaN / Inf included): the UE8M0
+// code, and either the inverse scale 2^-e or "all codes zero" (amax zero: code 0; non-finite: NaN
+// scale 0xFF).
+struct MxScale {
+  uint8_t code;
+  bool zero_codes;
+  double inv;
+};
+FP4SIM_HD MxScale mx_scale(const Elem& f, uint32_t amax_bits, int rule) {
+  if (amax_bits >= kExpMask || amax_bits == 0) return {amax_bits == 0 ? uint8_t{0} : uint8_t{0xFF}, true, 0.0};
+  const int e = mx_shared_exp(f, amax_bits, rule);
+  return {static_cast<uint8_t>(e + 127), false, pow2d(-e)};
+}
+
+// One MX element code given its block's scale and its SR byte.
+FP4SIM_HD uint8_t mx_elem(const Elem& f, float x, const MxScale& s, int rnd, uint8_t rb) {
+  if (s.zero_codes) return 0;
+  const uint32_t xb = f2u(x);
+  const double a = static_cast<double>(u2f(xb & 0x7FFFFFFFu)) * s.inv;  // exact in double
+  return static_cast<uint8_t>(encode_mag(f, a, rnd, rb) | (neg_bit(xb) ? f.sign_bit : 0u));
+}
+
 // One MX block of 32: codes[0..31] and the UE8M0 scale code. first_index = flat index of x[0].
 FP4SIM_HD void mx_block(const Elem& f, const float* x, int rnd, int rule, uint64_t seed, uint32_t stream,
                         uint64_t first_index, uint8_t* codes, uint8_t* scale) {
   uint32_t amax_bits = 0;
   for (int i = 0; i < 32; ++i) amax_bits = hmax(amax_bits, f2u(x[i]) & 0x7FFFFFFFu);
-  if (amax_bits >= kExpMask || amax_bits == 0) {  // non-finite -> NaN scale; zero -> code 0
-    *scale = amax_bits == 0 ? uint8_t{0} : uint8_t{0xFF};
-    for (int i = 0; i < 32; ++i) codes[i] = 0;
-    return;
-  }
-  const int e = mx_shared_exp(f, amax_bits, rule);
-  *scale = static_cast<uint8_t>(e + 127);
-  const double inv = pow2d(-e);
+  const MxScale s = mx_scale(f, amax_bits, rule);
+  *scale = s.code;
   for (int i = 0; i < 32; ++i) {
     const uint8_t rb = rnd == kSr ? sr_byte(seed, stream, first_index + static_cast<uint64_t>(i)) : uint8_t{0};
-    const uint32_t xb = f2u(x[i]);
-    const double a = static_cast<double>(u2f(xb & 0x7FFFFFFFu)) * inv;  // exact in double
-    codes[i] = static_cast<uint8_t>(encode_mag(f, a, rnd, rb) | (neg_bit(xb) ? f.sign_bit : 0u));
+    codes[i] = mx_elem(f, x[i], s, rnd, rb);
   }
 }
 
@@ -248,6 +262,52 @@ FP4SIM_HD uint8_t hif4_e6m2_code(float vmax) {
   return static_cast<uint8_t>(((e + 48) << 2) | static_cast<int>((u >> 50) & 3u));
 }
 
+// The block constants of one HiF4 block from vmax (FP32 magnitude bits of its largest |x|):
+// the E6M2 code and BF16(1 / E6M2); nan when vmax is NaN / Inf (fp4sim choice: NaN scale, zero codes).
+struct Hif4Consts {
+  uint8_t e6;
+  bool nan;
+  double rec;
+};
+FP4SIM_HD Hif4Consts hif4_consts(uint32_t vmax) {
+  if (vmax >= kExpMask) return {0xFF, true, 0.0};
+  const uint8_t e6 = vmax == 0 ? uint8_t{0} : hif4_e6m2_code(u2f(vmax));
+  return {e6, false, round_sig_bits(1.0 / e6m2_value(e6), 8)};
+}
+
+// Group j (of 16, 4 elements x[0..3]) of a HiF4 block: its codes (codes[0..3]) and its share of the
+// scale word (level bits: l2 of pair j / 2 at 8 + j / 2, l3 at 16 + j; both groups of a pair give
+// the same l2). v_self = the group's largest magnitude bits, v_pair = its pair partner's (group j ^ 1).
+// rb4 = the 4 SR bytes (byte i for element i), used if rnd = kSr.
+FP4SIM_HD uint32_t hif4_group(const Hif4Consts& hc, int j, uint32_t v_self, uint32_t v_pair, const float* x, int rnd,
+                              uint32_t rb4, uint8_t* codes) {
+  if (hc.nan) {
+    for (int i = 0; i < 4; ++i) codes[i] = 0;
+    return 0;
+  }
+  const double rec = hc.rec;
+  const double v8 = static_cast<double>(u2f(hmax(v_self, v_pair)));
+  const int l2 = v8 * rec >= 4.0;  // exact products
+  const int l3 = static_cast<double>(u2f(v_self)) * rec * (l2 ? 0.5 : 1.0) >= 2.0;
+  const double kj = rec * (l2 + l3 == 0 ? 4.0 : (l2 + l3 == 1 ? 2.0 : 1.0));  // 4 * 2^-level
+  for (int i = 0; i < 4; ++i) {
+    const uint32_t xb = f2u(x[i]);
+    const double add = rnd == kSr ? static_cast<uint8_t>(rb4 >> (8 * i)) / 256.0 : 0.5;
+    const double t = static_cast<double>(u2f(xb & 0x7FFFFFFFu)) * kj;  // exact (<= 32 significant bits)
+    const double fl = floor(t + add);  // exact (see golden quant.cpp hif4_codes)
+    const auto c = static_cast<uint32_t>(fl < 7.0 ? fl : 7.0);
+    codes[i] = static_cast<uint8_t>(c | (neg_bit(xb) << 3));
+  }
+  return (static_cast<uint32_t>(l2) << (8 + j / 2)) | (static_cast<uint32_t>(l3) << (16 + j));
+}
+
+// The 4 SR bytes of elements i .. i + 3 (i a multiple of 4) packed little-endian: one word of
+// the Philox block of i / 16 (SPEC §3 layout).
+FP4SIM_HD uint32_t sr_word4(uint64_t seed, uint32_t stream, uint64_t i) {
+  const auto w = fp4sim::philox_block(seed, stream, i >> 4);
+  return w[(i >> 2) & 3u];
+}
+
 // One HiF4 block of 64: codes and the 32-bit scale word. rnd: kRna (half up) or kSr.
 FP4SIM_HD void hif4_block(const float* x, int rnd, uint64_t seed, uint32_t stream, uint64_t first_index,
                           uint8_t* codes, uint32_t* word) {
@@ -259,33 +319,11 @@ FP4SIM_HD void hif4_block(const float* x, int rnd, uint64_t seed, uint32_t strea
     v16[j] = m;
     vmax = hmax(vmax, m);
   }
-  if (vmax >= kExpMask) {  // fp4sim choice: NaN scale, zero codes
-    *word = 0xFFu;
-    for (int i = 0; i < 64; ++i) codes[i] = 0;
-    return;
-  }
-  const uint8_t e6 = vmax == 0 ? uint8_t{0} : hif4_e6m2_code(u2f(vmax));
-  const double rec = round_sig_bits(1.0 / e6m2_value(e6), 8);  // BF16(1 / E6M2)
-  uint32_t w = e6;
-  for (int k = 0; k < 8; ++k) {
-    const double v8 = static_cast<double>(u2f(hmax(v16[2 * k], v16[2 * k + 1])));
-    const int l2 = v8 * rec >= 4.0;  // exact products
-    w |= static_cast<uint32_t>(l2) << (8 + k);
-    for (int jj = 0; jj < 2; ++jj) {
-      const int j = 2 * k + jj;
-      const int l3 = static_cast<double>(u2f(v16[j])) * rec * (l2 ? 0.5 : 1.0) >= 2.0;
-      w |= static_cast<uint32_t>(l3) << (16 + j);
-      const double kj = rec * (l2 + l3 == 0 ? 4.0 : (l2 + l3 == 1 ? 2.0 : 1.0));  // 4 * 2^-level
-      for (int i = 0; i < 4; ++i) {
-        const int q = 4 * j + i;
-        const uint32_t xb = f2u(x[q]);
-        const double add = rnd == kSr ? sr_byte(seed, stream, first_index + static_cast<uint64_t>(q)) / 256.0 : 0.5;
-        const double t = static_cast<double>(u2f(xb & 0x7FFFFFFFu)) * kj;  // exact (<= 32 significant bits)
-        const double fl = floor(t + add);  // exact (see golden quant.cpp hif4_codes)
-        const auto c = static_cast<uint32_t>(fl < 7.0 ? fl : 7.0);
-        codes[q] = static_cast<uint8_t>(c | (neg_bit(xb) << 3));
-      }
-    }
+  const Hif4Consts hc = hif4_consts(vmax);
+  uint32_t w = hc.nan ? 0xFFu : hc.e6;
+  for (int j = 0; j < 16; ++j) {
+    const uint32_t rb4 = rnd == kSr ? sr_word4(seed, stream, first_index + 4u * static_cast<uint64_t>(j)) : 0u;
+    w |= hif4_group(hc, j, v16[j], v16[j ^ 1], x + 4 * j, rnd, rb4, codes + 4 * j);
   }
   *word = w;
 }
