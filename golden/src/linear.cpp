@@ -143,8 +143,11 @@ QuantizedGemm quantized_gemm(BlockFormat f, std::span<const float> a, const Quan
     throw std::invalid_argument("quantized_gemm: K = " + std::to_string(K) + " is not a positive multiple of " +
                                 std::to_string(step) + " (" + std::string(model_name(g.model)) + " on kind " +
                                 std::string(g.cfg.kind->name) + ")");
-  g.a = quantize(f, a, M, K, oa);
-  g.b = quantize(f, b, N, K, ob);
+  // The operands are quantized on the same threads as the GEMM (the bits do not depend on it).
+  QuantOptions qa = oa, qb = ob;
+  qa.threads = qb.threads = threads;
+  g.a = quantize(f, a, M, K, qa);
+  g.b = quantize(f, b, N, K, qb);
   if (f == BlockFormat::Nvfp4) g.alpha = g.a.global_scale * g.b.global_scale;  // one FP32 RN
   if (info(f).scale_word32) {
     g.acc = gemm(g.cfg, g.model, M, N, K, g.a.codes, std::span<const uint32_t>(g.a.scale_words), g.b.codes,

@@ -2,11 +2,16 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <bit>
 #include <cfloat>
 #include <cmath>
+#include <exception>
+#include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -97,18 +102,19 @@ __attribute__((target("avx2"), always_inline)) inline void e2m1_rne_16_avx2_inl(
                    _mm_unpacklo_epi64(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1)));
 }
 #undef FP4SIM_SET1
-// Out-of-line entry for callers compiled without AVX2 (they check kHaveAvx2 first).
+// Out-of-line entry for callers compiled without AVX2 (they check use_avx2 first).
 __attribute__((target("avx2"))) void e2m1_rne_16_avx2(const float* x, float inv, uint8_t* out) {
   e2m1_rne_16_avx2_inl(x, inv, out);
 }
-const bool kHaveAvx2 = __builtin_cpu_supports("avx2");
+// Not const: set_quant_simd() turns the AVX2 kernels off so that the tests can run the portable ones.
+bool use_avx2 = __builtin_cpu_supports("avx2");
 #endif
 
 // Codes of x[i] * inv under RNE with satfinite; the sign comes from x so that a product
 // underflowing to -0.0 keeps the input's sign.
 FP4SIM_INLINE void e2m1_rne_scaled(const float* __restrict x, size_t n, float inv, uint8_t* __restrict out) {
 #if defined(__x86_64__)
-  if (kHaveAvx2 && n % 16 == 0) {
+  if (use_avx2 && n % 16 == 0) {
     for (size_t i = 0; i < n; i += 16) e2m1_rne_16_avx2(x + i, inv, out + i);
     return;
   }
@@ -249,6 +255,131 @@ FP4SIM_HOT void mx_rne_blocks(const BlockFormatInfo& fi, const float* __restrict
   }
 }
 
+#if defined(__x86_64__)
+// Constants of one element format for small_codes_8.
+struct SmallFmtConst {
+  uint32_t min_normal;  // FP32 bits of 2^emin: below it the format's grid is uniform (subnormals)
+  float sub_scale;      // 2^(mbits - emin) (RNE) or 2^(mbits - emin + 8) (SR): |v| in grid steps
+  int shift;            // 23 - mbits: FP32 mantissa bits dropped
+  uint32_t exp_adj;     // (127 - bias) << mbits: (FP32 exponent, mantissa) -> the format's fields
+  uint32_t max_code, sign_bit;
+};
+
+SmallFmtConst small_fmt_const(const ElemFormat& f, bool sr) {
+  const int emin = f.emin();
+  return {static_cast<uint32_t>(127 + emin) << 23, std::ldexp(1.0f, f.mbits - emin + (sr ? 8 : 0)), 23 - f.mbits,
+          static_cast<uint32_t>(127 - f.bias) << f.mbits, f.max_code(), f.sign_bit()};
+}
+
+// Codes of eight values v (already scaled; sign taken from the input bits xb, SPEC §1) in a small
+// format with subnormals, saturating at max: encode(f, v, Rne or Sr, true) (test_quant_fast checks
+// both against encode over FP32 patterns and random bytes). Normal range: rounding on the FP32
+// pattern at mbits, a carry moving into the exponent field; RNE adds 2^(shift-1) - 1 plus the kept
+// bit, SR adds r * 2^(shift-8), i.e. r/256 of a grid step, so the carry happens iff
+// frac + r/256 >= 1 (SPEC §3, PTX cvt.rs). Subnormal range (uniform grid): RNE is the conversion
+// of an exact scaling (MXCSR round-to-nearest-even); SR is floor((floor(256 q) + r) / 256), which
+// equals floor(q + r/256) because r is an integer. Inf and NaN patterns land above max: saturated.
+template <bool SR>
+__attribute__((target("avx2"), always_inline)) inline __m256i small_codes_8(__m256 v, __m256i xb, __m256i r,
+                                                                          const SmallFmtConst& c) {
+  const __m256i ab = _mm256_and_si256(_mm256_castps_si256(v), _mm256_set1_epi32(0x7FFFFFFF));
+  const __m128i sh = _mm_cvtsi32_si128(c.shift);
+  const __m256 scaled = _mm256_mul_ps(_mm256_castsi256_ps(ab), _mm256_set1_ps(c.sub_scale));
+  __m256i u, sub;
+  if constexpr (SR) {
+    u = _mm256_add_epi32(ab, _mm256_sll_epi32(r, _mm_cvtsi32_si128(c.shift - 8)));
+    sub = _mm256_srli_epi32(_mm256_add_epi32(_mm256_cvttps_epi32(scaled), r), 8);
+  } else {
+    const __m256i lsb = _mm256_and_si256(_mm256_srl_epi32(ab, sh), _mm256_set1_epi32(1));
+    u = _mm256_add_epi32(ab, _mm256_add_epi32(_mm256_set1_epi32((1 << (c.shift - 1)) - 1), lsb));
+    sub = _mm256_cvtps_epi32(scaled);
+  }
+  const __m256i norm = _mm256_sub_epi32(_mm256_srl_epi32(u, sh), _mm256_set1_epi32(static_cast<int>(c.exp_adj)));
+  const __m256i is_sub = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(c.min_normal)), ab);
+  const __m256i mag = _mm256_min_epu32(_mm256_blendv_epi8(norm, sub, is_sub), _mm256_set1_epi32(static_cast<int>(c.max_code)));
+  // x < 0, not -0.0 and not NaN: INT_MIN < bits(x) <= bits(-Inf) as signed integers
+  const __m256i neg = _mm256_and_si256(_mm256_cmpgt_epi32(xb, _mm256_set1_epi32(INT32_MIN)),
+                                       _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(0xFF800001u)), xb));
+  return _mm256_or_si256(mag, _mm256_and_si256(neg, _mm256_set1_epi32(static_cast<int>(c.sign_bit))));
+}
+
+// Eight random bytes as 32-bit lanes.
+__attribute__((target("avx2"), always_inline)) inline __m256i rbytes_8(const uint8_t* rb) {
+  return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(rb)));
+}
+
+// 32 codes (four vectors of 32-bit lanes, each < 256) stored as bytes in order.
+__attribute__((target("avx2"), always_inline)) inline void store_codes_32(__m256i c0, __m256i c1, __m256i c2, __m256i c3,
+                                                                          uint8_t* out) {
+  // packs/packus interleave per 128-bit lane: dwords come out as c0lo c1lo c2lo c3lo | c0hi c1hi c2hi c3hi
+  const __m256i p = _mm256_packus_epi16(_mm256_packs_epi32(c0, c1), _mm256_packs_epi32(c2, c3));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out),
+                      _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+}
+
+// 16 codes (two vectors) stored as bytes in order.
+__attribute__((target("avx2"), always_inline)) inline void store_codes_16(__m256i c0, __m256i c1, uint8_t* out) {
+  __m256i p = _mm256_permute4x64_epi64(_mm256_packs_epi32(c0, c1), 0xD8);
+  p = _mm256_packus_epi16(p, p);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(out),
+                   _mm_unpacklo_epi64(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1)));
+}
+
+// MX blocks with AVX2, every element type, RNE or SR: the block amax as an unsigned max of FP32
+// patterns, the shared exponent from its bits (mx_shared_exp, as the portable loops), the
+// elements scaled by 2^-e in float (exact unless below 2^-126, where every element type gives 0
+// under RNE and SR alike: the largest grid step fraction there is < 2^-100, and r/256 < 1),
+// then small_codes_8 (E2M1 under RNE: the tuned e2m1_rne_16 kernel). SR bytes come in batches of
+// 64 blocks so that Philox runs on eight lanes.
+template <bool SR>
+__attribute__((target("avx2"))) void mx_blocks_avx2(const BlockFormatInfo& fi, const float* x, size_t n_blocks,
+                                                    const QuantOptions& opt, uint8_t* codes, uint8_t* scales,
+                                                    uint64_t first_index) {
+  constexpr size_t B = 32, kBatch = 64;
+  const SmallFmtConst c = small_fmt_const(*fi.elem, SR);
+  const bool fp4_rne = !SR && fi.elem == &kE2M1;
+  const __m256i absm = _mm256_set1_epi32(0x7FFFFFFF);
+  alignas(32) std::array<uint8_t, kBatch * B> rb{};
+  for (size_t b0 = 0; b0 < n_blocks; b0 += kBatch) {
+    const size_t nb = std::min(kBatch, n_blocks - b0);
+    if constexpr (SR) sr_bytes(opt.seed, opt.stream, first_index + b0 * B, nb * B, rb.data());
+    for (size_t bi = 0; bi < nb; ++bi) {
+      const size_t b = b0 + bi;
+      const float* xb = x + b * B;
+      uint8_t* cb = codes + b * B;
+      __m256i v[4];
+      for (int k = 0; k < 4; ++k) v[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb + 8 * k));
+      const __m256i m8 = _mm256_max_epu32(_mm256_max_epu32(_mm256_and_si256(v[0], absm), _mm256_and_si256(v[1], absm)),
+                                          _mm256_max_epu32(_mm256_and_si256(v[2], absm), _mm256_and_si256(v[3], absm)));
+      __m128i m = _mm_max_epu32(_mm256_castsi256_si128(m8), _mm256_extracti128_si256(m8, 1));
+      m = _mm_max_epu32(m, _mm_shuffle_epi32(m, 0x4E));
+      m = _mm_max_epu32(m, _mm_shuffle_epi32(m, 0xB1));
+      const auto amax_bits = static_cast<uint32_t>(_mm_cvtsi128_si32(m));
+      if (amax_bits >= kExpMask || amax_bits == 0) {  // as the portable loops: NaN scale / zero codes
+        scales[b] = amax_bits == 0 ? uint8_t{0} : kScaleNaN;
+        std::fill(cb, cb + B, uint8_t{0});
+        continue;
+      }
+      const int e = mx_shared_exp(fi, u2f(amax_bits), opt.scale_rule);
+      scales[b] = static_cast<uint8_t>(e + kUE8M0Bias);
+      const float inv = pow2_neg(e);
+      if (fp4_rne) {
+        e2m1_rne_16_avx2_inl(xb, inv, cb);
+        e2m1_rne_16_avx2_inl(xb + 16, inv, cb + 16);
+        continue;
+      }
+      const __m256 vinv = _mm256_set1_ps(inv);
+      __m256i cc[4];
+      for (int k = 0; k < 4; ++k) {
+        const __m256i r = SR ? rbytes_8(rb.data() + bi * B + 8 * k) : _mm256_setzero_si256();
+        cc[k] = small_codes_8<SR>(_mm256_mul_ps(_mm256_castsi256_ps(v[k]), vinv), v[k], r, c);
+      }
+      store_codes_32(cc[0], cc[1], cc[2], cc[3], cb);
+    }
+  }
+}
+#endif
+
 }  // namespace
 
 const BlockFormatInfo& info(BlockFormat f) { return kBlockFormats[static_cast<size_t>(f)]; }
@@ -283,6 +414,13 @@ void quantize_mx(BlockFormat f, const float* x, size_t n_blocks, const QuantOpti
   const BlockFormatInfo& fi = info(f);
   const size_t B = static_cast<size_t>(fi.block);
   const bool sr = opt.rounding == Rounding::Sr;
+#if defined(__x86_64__)
+  if (use_avx2 && (sr || opt.rounding == Rounding::Rne)) {
+    if (sr) mx_blocks_avx2<true>(fi, x, n_blocks, opt, codes, scales, first_index);
+    else mx_blocks_avx2<false>(fi, x, n_blocks, opt, codes, scales, first_index);
+    return;
+  }
+#endif
   if (opt.rounding == Rounding::Rne) {
     mx_rne_blocks(fi, x, n_blocks, opt.scale_rule, codes, scales);
     return;
@@ -401,48 +539,117 @@ __attribute__((target("avx2"), always_inline)) inline __m256i nvfp4_block_max_8(
   return _mm256_max_epu32(a0, a1);
 }
 
-// The common NVFP4 case with AVX2, eight blocks at a time: each block's NaN-ignoring amax as an
-// unsigned max of FP32 patterns (NaN patterns zeroed), the eight maxima gathered into one vector by
-// an unpack / max tree, the scale chain (amax * S_enc/6, UE4M3 RNE) on eight lanes, then 16 codes
-// per block. A tail of fewer than eight blocks takes the scalar chain.
-__attribute__((target("avx2"))) void nvfp4_rne_1x16_avx2(const float* __restrict x, size_t n_blocks,
-                                                         Nvfp4TensorScale ts, uint8_t* __restrict codes,
-                                                         uint8_t* __restrict scales) {
+// Lane i = the NaN-ignoring amax pattern of block i of eight consecutive 16-value blocks: each
+// block's eight-lane partial max (nvfp4_block_max_8) reduced by an unpack / max tree.
+__attribute__((target("avx2"), always_inline)) inline __m256i block_maxima_8(const float* xc, __m256i absm,
+                                                                             __m256i expm) {
+  __m256i m[8];
+  for (int i = 0; i < 8; ++i) m[i] = nvfp4_block_max_8(xc + 16 * i, absm, expm);
+  __m256i p[4];
+  for (int i = 0; i < 4; ++i)
+    p[i] = _mm256_max_epu32(_mm256_unpacklo_epi32(m[2 * i], m[2 * i + 1]),
+                            _mm256_unpackhi_epi32(m[2 * i], m[2 * i + 1]));  // blocks 2i, 2i+1 interleaved
+  const __m256i q0 = _mm256_max_epu32(_mm256_unpacklo_epi64(p[0], p[1]), _mm256_unpackhi_epi64(p[0], p[1]));
+  const __m256i q1 = _mm256_max_epu32(_mm256_unpacklo_epi64(p[2], p[3]), _mm256_unpackhi_epi64(p[2], p[3]));
+  // q0: lanes (0,1,2,3 | 0,1,2,3) = partial maxima of blocks 0..3 in each 128-bit half; q1 likewise 4..7.
+  return _mm256_max_epu32(_mm256_permute2x128_si256(q0, q1, 0x20), _mm256_permute2x128_si256(q0, q1, 0x31));
+}
+
+// One 16-value block's amax pattern (NaN ignored).
+__attribute__((target("avx2"), always_inline)) inline uint32_t block_max_1(const float* xb, __m256i absm, __m256i expm) {
+  const __m256i mm = nvfp4_block_max_8(xb, absm, expm);
+  __m128i m = _mm_max_epu32(_mm256_castsi256_si128(mm), _mm256_extracti128_si256(mm, 1));
+  m = _mm_max_epu32(m, _mm_shuffle_epi32(m, 0x4E));
+  m = _mm_max_epu32(m, _mm_shuffle_epi32(m, 0xB1));
+  return static_cast<uint32_t>(_mm_cvtsi128_si32(m));
+}
+
+// 16 NVFP4 element codes of x * inv: RNE (e2m1_rne_16) or SR with the block's 16 bytes rb.
+template <bool SR>
+__attribute__((target("avx2"), always_inline)) inline void nvfp4_elems_16(const float* xb, float inv, const uint8_t* rb,
+                                                                          const SmallFmtConst& c, uint8_t* out) {
+  if constexpr (!SR) {
+    e2m1_rne_16_avx2_inl(xb, inv, out);
+  } else {
+    const __m256 vinv = _mm256_set1_ps(inv);
+    const __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb));
+    const __m256i x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb + 8));
+    store_codes_16(small_codes_8<true>(_mm256_mul_ps(_mm256_castsi256_ps(x0), vinv), x0, rbytes_8(rb), c),
+                   small_codes_8<true>(_mm256_mul_ps(_mm256_castsi256_ps(x1), vinv), x1, rbytes_8(rb + 8), c), out);
+  }
+}
+
+// NVFP4 1x16 blocks with AVX2, eight blocks at a time: each block's NaN-ignoring amax as an
+// unsigned max of FP32 patterns (NaN patterns zeroed), gathered one block per lane, the scale
+// chain (amax * S_enc/6, UE4M3 RNE) on eight lanes, then 16 codes per block (RNE, or SR with the
+// bytes of the flat element indices first_index + ...). A tail of fewer than eight blocks takes
+// the scalar scale chain.
+template <bool SR>
+__attribute__((target("avx2"))) void nvfp4_1x16_avx2(const float* __restrict x, size_t n_blocks, Nvfp4TensorScale ts,
+                                                     const QuantOptions& opt, uint64_t first_index,
+                                                     uint8_t* __restrict codes, uint8_t* __restrict scales) {
   const __m256i absm = _mm256_set1_epi32(0x7FFFFFFF), expm = _mm256_set1_epi32(0x7F800000);
+  const SmallFmtConst c = small_fmt_const(kE2M1, true);
   std::array<float, 128> inv_of;  // the inverse depends only on the code: one division per code
-  for (uint32_t c = 0; c < 127; ++c) inv_of[c] = nvfp4_inverse(c, ts);
+  for (uint32_t k = 0; k < 127; ++k) inv_of[k] = nvfp4_inverse(k, ts);
   const float mult = ts.s_enc * (1.0f / 6.0f);  // nvfp4_scale_code's factor
+  alignas(32) std::array<uint8_t, 128> rb{};
   size_t b = 0;
   for (; b + 8 <= n_blocks; b += 8) {
     const float* xc = x + b * 16;
-    __m256i m[8];
-    for (int i = 0; i < 8; ++i) m[i] = nvfp4_block_max_8(xc + 16 * i, absm, expm);
-    // Reduce eight vectors to one lane each: after the tree, lane i of r holds block i's max.
-    __m256i p[4];
-    for (int i = 0; i < 4; ++i)
-      p[i] = _mm256_max_epu32(_mm256_unpacklo_epi32(m[2 * i], m[2 * i + 1]),
-                              _mm256_unpackhi_epi32(m[2 * i], m[2 * i + 1]));  // blocks 2i, 2i+1 interleaved
-    const __m256i q0 = _mm256_max_epu32(_mm256_unpacklo_epi64(p[0], p[1]), _mm256_unpackhi_epi64(p[0], p[1]));
-    const __m256i q1 = _mm256_max_epu32(_mm256_unpacklo_epi64(p[2], p[3]), _mm256_unpackhi_epi64(p[2], p[3]));
-    // q0: lanes (0,1,2,3 | 0,1,2,3) = partial maxima of blocks 0..3 in each 128-bit half; q1 likewise 4..7.
-    const __m256i r = _mm256_max_epu32(_mm256_permute2x128_si256(q0, q1, 0x20), _mm256_permute2x128_si256(q0, q1, 0x31));
+    if constexpr (SR) sr_bytes(opt.seed, opt.stream, first_index + b * 16, 128, rb.data());
+    const __m256i r = block_maxima_8(xc, absm, expm);
     const __m256i code = ue4m3_rne_sat_8(_mm256_mul_ps(_mm256_castsi256_ps(r), _mm256_set1_ps(mult)));
     alignas(32) uint32_t c8[8];
     _mm256_store_si256(reinterpret_cast<__m256i*>(c8), code);
     for (int i = 0; i < 8; ++i) {
       scales[b + static_cast<size_t>(i)] = static_cast<uint8_t>(c8[i]);
-      e2m1_rne_16_avx2_inl(xc + 16 * i, inv_of[c8[i]], codes + (b + static_cast<size_t>(i)) * 16);
+      nvfp4_elems_16<SR>(xc + 16 * i, inv_of[c8[i]], rb.data() + 16 * i, c, codes + (b + static_cast<size_t>(i)) * 16);
     }
   }
   for (; b < n_blocks; ++b) {
     const float* xb = x + b * 16;
-    const __m256i mm = nvfp4_block_max_8(xb, absm, expm);
-    __m128i m = _mm_max_epu32(_mm256_castsi256_si128(mm), _mm256_extracti128_si256(mm, 1));
-    m = _mm_max_epu32(m, _mm_shuffle_epi32(m, 0x4E));
-    m = _mm_max_epu32(m, _mm_shuffle_epi32(m, 0xB1));
-    const uint8_t code = nvfp4_scale_code(u2f(static_cast<uint32_t>(_mm_cvtsi128_si32(m))), ts);
+    if constexpr (SR) sr_bytes(opt.seed, opt.stream, first_index + b * 16, 16, rb.data());
+    const uint8_t code = nvfp4_scale_code(u2f(block_max_1(xb, absm, expm)), ts);
     scales[b] = code;
-    e2m1_rne_16_avx2_inl(xb, inv_of[code], codes + b * 16);
+    nvfp4_elems_16<SR>(xb, inv_of[code], rb.data(), c, codes + b * 16);
+  }
+}
+
+// NVFP4 2D (16x16 tiles) with AVX2, per group of 16 rows: the tile amaxes as running unsigned
+// maxima of the rows' block maxima (eight tiles per vector), the scale chain per tile, then each
+// row's codes as in the 1x16 kernel. The rows of a group (<= 16 x cols floats) stay in L2.
+template <bool SR>
+__attribute__((target("avx2"))) void nvfp4_2d_avx2(const float* __restrict x, size_t rows, size_t cols,
+                                                   Nvfp4TensorScale ts, const QuantOptions& opt, uint64_t first_index,
+                                                   uint8_t* __restrict codes, uint8_t* __restrict scales) {
+  const __m256i absm = _mm256_set1_epi32(0x7FFFFFFF), expm = _mm256_set1_epi32(0x7F800000);
+  const SmallFmtConst c = small_fmt_const(kE2M1, true);
+  std::array<float, 128> inv_of;
+  for (uint32_t k = 0; k < 127; ++k) inv_of[k] = nvfp4_inverse(k, ts);
+  const size_t sc = cols / 16;
+  std::vector<uint32_t> tmax(sc);
+  std::vector<uint8_t> tcode(sc), rb(SR ? cols : 0);
+  for (size_t r0 = 0; r0 < rows; r0 += 16) {
+    const size_t r1 = std::min(rows, r0 + 16);
+    std::fill(tmax.begin(), tmax.end(), 0u);
+    for (size_t r = r0; r < r1; ++r) {
+      const float* row = x + r * cols;
+      size_t j = 0;
+      for (; j + 8 <= sc; j += 8) {
+        auto* t = reinterpret_cast<__m256i*>(tmax.data() + j);
+        _mm256_storeu_si256(t, _mm256_max_epu32(_mm256_loadu_si256(t), block_maxima_8(row + 16 * j, absm, expm)));
+      }
+      for (; j < sc; ++j) tmax[j] = std::max(tmax[j], block_max_1(row + 16 * j, absm, expm));
+    }
+    for (size_t j = 0; j < sc; ++j) tcode[j] = nvfp4_scale_code(u2f(tmax[j]), ts);
+    for (size_t r = r0; r < r1; ++r) {
+      const float* row = x + r * cols;
+      if constexpr (SR) sr_bytes(opt.seed, opt.stream, first_index + r * cols, cols, rb.data());
+      std::copy(tcode.begin(), tcode.end(), scales + r * sc);
+      for (size_t j = 0; j < sc; ++j)
+        nvfp4_elems_16<SR>(row + 16 * j, inv_of[tcode[j]], rb.data() + 16 * j, c, codes + r * cols + 16 * j);
+    }
   }
 }
 
@@ -486,23 +693,34 @@ FP4SIM_HOT void nvfp4_rne_1x16(const float* __restrict x, size_t n_blocks, Nvfp4
   }
 }
 
-void quantize_nvfp4(const float* x, size_t rows, size_t cols, const QuantOptions& opt, Quantized& q) {
+// Tensor amax (NaN ignored, Inf kept) of n values.
+float tensor_amax(const float* x, size_t n) {
+#if defined(__x86_64__)
+  if (use_avx2) return abs_max_ignore_nan_avx2(x, n);
+#endif
+  return abs_max_ignore_nan(x, n);
+}
+
+// Rows [0, rows) of a chunk whose first element has flat index first_index (the SR counter),
+// under the tensor scale ts; x, codes and scales point at the chunk. A 2D chunk starts on a tile.
+void quantize_nvfp4_rows(const float* x, size_t rows, size_t cols, const QuantOptions& opt, Nvfp4TensorScale ts,
+                         uint64_t first_index, uint8_t* codes, uint8_t* scales) {
   const size_t sc = cols / 16;
+  const bool sr = opt.rounding == Rounding::Sr;
 #if defined(__x86_64__)
-  q.amax = kHaveAvx2 ? abs_max_ignore_nan_avx2(x, rows * cols) : abs_max_ignore_nan(x, rows * cols);
-#else
-  q.amax = abs_max_ignore_nan(x, rows * cols);
-#endif
-  const Nvfp4TensorScale ts = nvfp4_tensor_scale(q.amax, opt.pts);
-  q.global_scale = ts.s_dec;
-  if (!opt.two_d && opt.rounding == Rounding::Rne) {
-#if defined(__x86_64__)
-    if (kHaveAvx2) {
-      nvfp4_rne_1x16_avx2(x, rows * cols / 16, ts, q.codes.data(), q.scales.data());
-      return;
+  if (use_avx2 && (sr || opt.rounding == Rounding::Rne)) {
+    if (opt.two_d) {
+      if (sr) nvfp4_2d_avx2<true>(x, rows, cols, ts, opt, first_index, codes, scales);
+      else nvfp4_2d_avx2<false>(x, rows, cols, ts, opt, first_index, codes, scales);
+    } else {
+      if (sr) nvfp4_1x16_avx2<true>(x, rows * sc, ts, opt, first_index, codes, scales);
+      else nvfp4_1x16_avx2<false>(x, rows * sc, ts, opt, first_index, codes, scales);
     }
+    return;
+  }
 #endif
-    nvfp4_rne_1x16(x, rows * cols / 16, ts, q.codes.data(), q.scales.data());
+  if (!opt.two_d && opt.rounding == Rounding::Rne) {
+    nvfp4_rne_1x16(x, rows * sc, ts, codes, scales);
     return;
   }
   if (!opt.two_d) {
@@ -510,8 +728,8 @@ void quantize_nvfp4(const float* x, size_t rows, size_t cols, const QuantOptions
       for (size_t j = 0; j < sc; ++j) {
         const size_t off = r * cols + j * 16;
         const uint8_t code = nvfp4_block_scale_code(abs_max_ignore_nan(x + off, 16), ts);
-        q.scales[r * sc + j] = code;
-        nvfp4_quantize_block(x + off, 16, nvfp4_block_inverse(code, ts), opt, off, q.codes.data() + off);
+        scales[r * sc + j] = code;
+        nvfp4_quantize_block(x + off, 16, nvfp4_block_inverse(code, ts), opt, first_index + off, codes + off);
       }
     }
     return;
@@ -527,8 +745,8 @@ void quantize_nvfp4(const float* x, size_t rows, size_t cols, const QuantOptions
       const float inv = nvfp4_block_inverse(code, ts);
       for (size_t r = r0; r < r1; ++r) {
         const size_t off = r * cols + j * 16;
-        q.scales[r * sc + j] = code;
-        nvfp4_quantize_block(x + off, 16, inv, opt, off, q.codes.data() + off);
+        scales[r * sc + j] = code;
+        nvfp4_quantize_block(x + off, 16, inv, opt, first_index + off, codes + off);
       }
     }
   }
@@ -586,23 +804,50 @@ const Hif4RecTable& hif4_recs() {
 }
 
 #if defined(__x86_64__)
-// HiF4 half-up with AVX2: the same decisions as quantize_hif4's portable loop, as vector compares.
+// HiF4 element codes of 8 values (elements 8q .. 8q+7 of a block) in exact integer arithmetic:
+// c = min(7, floor(|x| * k + r/256)) with k = REC * 2^(2 - level) (the portable hif4_codes with
+// add = r/256; r = 128 is half-up). |x| = mx * 2^(ex - 150) (24-bit significand, FP32 subnormals
+// with ex = 1) and REC = mr * 2^(er - 7) (8 bits), so |x| * k = P / 2^s with P = mx * mr < 2^32
+// exact in 32 bits and s = 155 - ex - er + level; floor(P / 2^s + r/256) = (floor(P / 2^(s-8)) + r)
+// >> 8. For a normal x, P >= 2^30, so s <= 27 means |x| * k >= 8: code 7 (this also covers the
+// shift counts the formula cannot take); shifts of 32 or more give 0 (srlv), as they should.
+template <bool SR>
+__attribute__((target("avx2"), always_inline)) inline __m256i hif4_codes_8(__m256i xb, __m256i mr, __m256i base_lvl,
+                                                                          __m256i r) {
+  const __m256i ab = _mm256_and_si256(xb, _mm256_set1_epi32(0x7FFFFFFF));
+  const __m256i ef = _mm256_srli_epi32(ab, 23);
+  const __m256i hidden = _mm256_andnot_si256(_mm256_cmpeq_epi32(ef, _mm256_setzero_si256()), _mm256_set1_epi32(0x800000));
+  const __m256i mx = _mm256_or_si256(_mm256_and_si256(ab, _mm256_set1_epi32(0x7FFFFF)), hidden);
+  const __m256i sa = _mm256_sub_epi32(base_lvl, _mm256_max_epi32(ef, _mm256_set1_epi32(1)));  // s - 8
+  const __m256i p = _mm256_mullo_epi32(mx, mr);
+  __m256i c = _mm256_srli_epi32(_mm256_add_epi32(_mm256_srlv_epi32(p, sa), r), 8);
+  c = _mm256_or_si256(c, _mm256_cmpgt_epi32(_mm256_set1_epi32(20), sa));  // s <= 27: all ones, then 7
+  c = _mm256_min_epu32(c, _mm256_set1_epi32(7));
+  const __m256i neg = _mm256_and_si256(_mm256_cmpgt_epi32(xb, _mm256_set1_epi32(INT32_MIN)),
+                                       _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(0xFF800001u)), xb));
+  return _mm256_or_si256(c, _mm256_and_si256(neg, _mm256_set1_epi32(8)));
+}
+
+// HiF4 with AVX2, half-up or SR: the same decisions as quantize_hif4's portable loop, as vector compares.
 // The 16 group maxima (unsigned max of |x| patterns, NaN above Inf, as abs_max_bits) come from
 // two in-lane shuffles; the levels are compares of exact double products (24 x 8 significant
 // bits), their bits collected with movemask: E1_8 bit kk = v8[kk] * REC >= 4, E1_16 bit j =
 // v16[j] * REC >= (E1_8 of j's half ? 4 : 2) (the portable loop's "* 0.5 >= 2"). Then the same
-// per-element loop (hif4_codes). tests: test_hif4 (reference differential, directed cases).
-__attribute__((target("avx2"))) void quantize_hif4_rna_avx2(const float* x, size_t n_blocks, uint8_t* codes,
-                                                            uint32_t* words) {
+// element codes in integers (hif4_codes_8). SR bytes come in batches of 32 blocks (Philox on eight
+// lanes). tests: test_hif4 (reference differential, directed cases), test_quant_fast (portable).
+template <bool SR>
+__attribute__((target("avx2"))) void quantize_hif4_avx2(const float* x, size_t n_blocks, const QuantOptions& opt,
+                                                        uint8_t* codes, uint32_t* words, uint64_t first_index) {
   const Hif4RecTable& recs = hif4_recs();
   const __m256i absm = _mm256_set1_epi32(0x7FFFFFFF);
   const __m256i lane0_4 = _mm256_setr_epi32(0, 4, 0, 4, 0, 4, 0, 4);  // group maxima of one vector
-  const __m256d one = _mm256_set1_pd(1.0), half = _mm256_set1_pd(0.5);
   const __m256d two = _mm256_set1_pd(2.0), four = _mm256_set1_pd(4.0);
-  alignas(32) std::array<double, 64> k;
-  alignas(32) std::array<double, 64> add;
-  add.fill(0.5);
+  constexpr size_t kBatch = 32;
+  alignas(32) std::array<uint8_t, kBatch * 64> rb{};
   for (size_t b = 0; b < n_blocks; ++b) {
+    if constexpr (SR) {
+      if (b % kBatch == 0) sr_bytes(opt.seed, opt.stream, first_index + b * 64, std::min(kBatch, n_blocks - b) * 64, rb.data());
+    }
     const float* xb = x + b * 64;
     uint8_t* cb = codes + b * 64;
     // g[q] lanes 0, 1 = maxima of groups 2q, 2q+1 (elements 8q..8q+3, 8q+4..8q+7).
@@ -640,15 +885,24 @@ __attribute__((target("avx2"))) void quantize_hif4_rna_avx2(const float* x, size
       const int l2bits = _mm256_movemask_pd(l2), l3bits = _mm256_movemask_pd(l3);
       w |= static_cast<uint32_t>((l2bits & 1) | ((l2bits >> 1) & 2)) << (8 + 2 * p);
       w |= static_cast<uint32_t>(l3bits) << (16 + 4 * p);
-      // k = REC * 2^(2 - level) per group: 4, halved once per level bit (exact).
-      __m256d kg = _mm256_mul_pd(_mm256_mul_pd(rec, four), _mm256_blendv_pd(one, half, l2g));
-      kg = _mm256_mul_pd(kg, _mm256_blendv_pd(one, half, l3));
-      alignas(32) double kl[4];
-      _mm256_store_pd(kl, kg);
-      for (int j = 0; j < 4; ++j) _mm256_store_pd(k.data() + 16 * p + 4 * j, _mm256_set1_pd(kl[j]));
     }
     words[b] = w;
-    hif4_codes(xb, k.data(), add.data(), cb);
+    // REC = mr * 2^(er - 7): its 8 significant bits and exponent from the double's fields
+    const auto ru = std::bit_cast<uint64_t>(recs.rec[e6m2]);
+    const int er = static_cast<int>((ru >> 52) & 0x7FF) - 1023;
+    const __m256i mr = _mm256_set1_epi32(static_cast<int>(0x80u | ((ru >> 45) & 0x7Fu)));
+    const uint8_t* rbb = rb.data() + (b % kBatch) * 64;
+    __m256i cc[8];
+    for (int q = 0; q < 8; ++q) {
+      // level of element 8q + i: E1_8 bit q plus E1_16 bit 2q (i < 4) or 2q + 1
+      const int l2 = static_cast<int>((w >> (8 + q)) & 1u);
+      const int lo = l2 + static_cast<int>((w >> (16 + 2 * q)) & 1u), hi = l2 + static_cast<int>((w >> (17 + 2 * q)) & 1u);
+      const __m256i base_lvl = _mm256_blend_epi32(_mm256_set1_epi32(147 - er + lo), _mm256_set1_epi32(147 - er + hi), 0xF0);
+      const __m256i r = SR ? rbytes_8(rbb + 8 * q) : _mm256_set1_epi32(128);
+      cc[q] = hif4_codes_8<SR>(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb + 8 * q)), mr, base_lvl, r);
+    }
+    store_codes_32(cc[0], cc[1], cc[2], cc[3], cb);
+    store_codes_32(cc[4], cc[5], cc[6], cc[7], cb + 32);
   }
 }
 #endif
@@ -659,8 +913,9 @@ FP4SIM_HOT void quantize_hif4(const float* x, size_t n_blocks, const QuantOption
                    uint64_t first_index) {
   const bool sr = opt.rounding == Rounding::Sr;
 #if defined(__x86_64__)
-  if (kHaveAvx2 && !sr) {
-    quantize_hif4_rna_avx2(x, n_blocks, codes, words);
+  if (use_avx2) {
+    if (sr) quantize_hif4_avx2<true>(x, n_blocks, opt, codes, words, first_index);
+    else quantize_hif4_avx2<false>(x, n_blocks, opt, codes, words, first_index);
     return;
   }
 #endif
@@ -714,43 +969,127 @@ Quantized quantize(BlockFormat f, std::span<const float> x, size_t rows, size_t 
   return q;
 }
 
+namespace {
+
+// body(c) for c < n_chunks on up to `threads` threads (the caller's included), chunks handed out
+// in order from a shared counter. Which thread runs a chunk never changes what it computes.
+template <typename F>
+void parallel_chunks(size_t n_chunks, unsigned threads, F&& body) {
+  const size_t nt = std::min<size_t>(threads, n_chunks);
+  if (nt <= 1) {
+    for (size_t c = 0; c < n_chunks; ++c) body(c);
+    return;
+  }
+  std::atomic<size_t> next{0};
+  std::exception_ptr err;
+  std::mutex mu;
+  auto worker = [&] {
+    try {
+      for (size_t c; (c = next.fetch_add(1)) < n_chunks;) body(c);
+    } catch (...) {
+      const std::lock_guard<std::mutex> lock(mu);
+      if (!err) err = std::current_exception();
+      next = n_chunks;
+    }
+  };
+  std::vector<std::thread> pool;
+  pool.reserve(nt - 1);
+  for (size_t t = 1; t < nt; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  if (err) std::rethrow_exception(err);
+}
+
+}  // namespace
+
 void quantize(BlockFormat f, std::span<const float> x_in, size_t rows, size_t cols, const QuantOptions& opt,
               Quantized& q) {
   const BlockFormatInfo& fi = info(f);
   check_shape(fi, x_in.size(), rows, cols, opt);
-  std::span<const float> x = x_in;
-  std::vector<float> rotated;
-  if (opt.rht != 0) {
-    rotated.assign(x_in.begin(), x_in.end());
-    std::vector<int8_t> signs;
-    rht_signs(opt.rht, opt.rht_seeded || opt.rht != 16, opt.rht_seed, signs);
-    rht_apply(rotated, cols, opt.rht, signs, opt.rht_bf16);
-    x = rotated;
-  }
   q.format = f;
   q.global_scale = 1.0f;
   q.amax = 0.0f;
   q.rows = rows;
   q.cols = cols;
   q.codes.resize(rows * cols);
-  const size_t nb = rows * cols / static_cast<size_t>(fi.block);
-  switch (f) {
-    case BlockFormat::Nvfp4:
-      q.scale_words.clear();
-      q.scales.resize(nb);
-      quantize_nvfp4(x.data(), rows, cols, opt, q);
-      break;
-    case BlockFormat::Hif4:
-      q.scales.clear();
-      q.scale_words.resize(nb);
-      quantize_hif4(x.data(), nb, opt, q.codes.data(), q.scale_words.data(), 0);
-      break;
-    default:
-      q.scale_words.clear();
-      q.scales.resize(nb);
-      quantize_mx(f, x.data(), nb, opt, q.codes.data(), q.scales.data(), 0);
-      break;
+  const size_t B = static_cast<size_t>(fi.block);
+  const size_t nb = rows * cols / B;
+  if (f == BlockFormat::Hif4) {
+    q.scales.clear();
+    q.scale_words.resize(nb);
+  } else {
+    q.scale_words.clear();
+    q.scales.resize(nb);
   }
+  if (rows == 0) return;
+
+  // Fixed chunks of whole rows, a multiple of 16 (NVFP4 2D tiles never straddle two), about
+  // 64 Ki values (fits L2 between the RHT and the quantizer). Every value's bits depend only on
+  // its block / tile and its flat index (the SR counter), so neither the chunking nor the thread
+  // count changes the result; the tensor amax is a max, exact in any order.
+  const size_t chunk_rows = std::max<size_t>(16, (size_t{1} << 16) / cols / 16 * 16);
+  const size_t n_chunks = (rows + chunk_rows - 1) / chunk_rows;
+  const unsigned threads = opt.threads != 0 ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
+
+  // RHT into a scratch tensor (per chunk; TE takes the NVFP4 amax after the RHT).
+  const float* x = x_in.data();
+  std::unique_ptr<float[]> rotated;
+  std::vector<int8_t> signs;
+  if (opt.rht != 0) {
+    rotated.reset(new float[rows * cols]);
+    rht_signs(opt.rht, opt.rht_seeded || opt.rht != 16, opt.rht_seed, signs);
+  }
+  auto chunk_rows_of = [&](size_t c, size_t& r0) {
+    r0 = c * chunk_rows;
+    return std::min(rows, r0 + chunk_rows) - r0;
+  };
+  auto rotate = [&](size_t r0, size_t nr) {
+    const size_t off = r0 * cols, n = nr * cols;
+    rht_apply_to(x_in.subspan(off, n), std::span<float>(rotated.get() + off, n), cols, opt.rht, signs, opt.rht_bf16);
+  };
+  if (opt.rht != 0) x = rotated.get();
+
+  if (f == BlockFormat::Nvfp4) {
+    std::vector<float> chunk_amax(n_chunks, 0.0f);
+    parallel_chunks(n_chunks, threads, [&](size_t c) {
+      size_t r0;
+      const size_t nr = chunk_rows_of(c, r0);
+      if (opt.rht != 0) rotate(r0, nr);
+      chunk_amax[c] = tensor_amax(x + r0 * cols, nr * cols);
+    });
+    q.amax = *std::max_element(chunk_amax.begin(), chunk_amax.end());
+    const Nvfp4TensorScale ts = nvfp4_tensor_scale(q.amax, opt.pts);
+    q.global_scale = ts.s_dec;
+    parallel_chunks(n_chunks, threads, [&](size_t c) {
+      size_t r0;
+      const size_t nr = chunk_rows_of(c, r0);
+      const size_t off = r0 * cols;
+      quantize_nvfp4_rows(x + off, nr, cols, opt, ts, off, q.codes.data() + off, q.scales.data() + off / 16);
+    });
+    return;
+  }
+  parallel_chunks(n_chunks, threads, [&](size_t c) {
+    size_t r0;
+    const size_t nr = chunk_rows_of(c, r0);
+    const size_t off = r0 * cols;
+    if (opt.rht != 0) rotate(r0, nr);  // then quantized while still in cache
+    if (f == BlockFormat::Hif4) {
+      quantize_hif4(x + off, nr * cols / B, opt, q.codes.data() + off, q.scale_words.data() + off / B, off);
+    } else {
+      quantize_mx(f, x + off, nr * cols / B, opt, q.codes.data() + off, q.scales.data() + off / B, off);
+    }
+  });
+}
+
+bool set_quant_simd(bool on) {
+#if defined(__x86_64__)
+  const bool was = use_avx2;
+  use_avx2 = on && __builtin_cpu_supports("avx2");
+  return was;
+#else
+  (void)on;
+  return false;
+#endif
 }
 
 double block_scale_value(const Quantized& q, size_t b) {

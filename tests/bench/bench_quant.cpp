@@ -1,17 +1,22 @@
-// Quantizer throughput, one core, against a memcpy of the same input bytes in the same run.
+// Quantizer throughput against a memcpy of the same input bytes in the same run.
 //
-//   build/tests/bench/bench_quant --benchmark_min_time=0.5
+//   build/tests/bench_quant --benchmark_min_time=0.3
 //
-// Each quantizer reports elements/s; at exit a table gives each rate as a fraction of the
-// memcpy rate (elements/s of copying 4 bytes per element), so the numbers are ratios measured
-// together rather than absolute times that depend on the machine's load.
+// Each quantizer reports elements/s; at exit a table gives each rate as a fraction of a memcpy
+// rate (elements/s of copying 4 bytes per element), so the numbers are ratios measured together
+// rather than absolute times that depend on the machine's load. One-core rows (16 MiB input) are
+// compared with a one-core memcpy; rows named "*_mt" quantize a 256 MiB tensor with
+// QuantOptions::threads = all cores and are compared with memcpy_mt, the same bytes copied by as
+// many threads, each its own contiguous slice.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <map>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fp4sim/quant.hpp"
@@ -43,11 +48,56 @@ void BM_memcpy(benchmark::State& st) {
 }
 BENCHMARK(BM_memcpy)->Name("memcpy");
 
+constexpr size_t kBigRows = 16384, kBigCols = 4096;  // 256 MiB of float32
+
+unsigned all_cores() { return std::max(1u, std::thread::hardware_concurrency()); }
+
+const std::vector<float>& big_input() {
+  static const std::vector<float> x = [] {
+    std::vector<float> v(kBigRows * kBigCols);
+    const auto& small = input();  // tile the small input: cheap, and the values stay realistic
+    for (size_t i = 0; i < v.size(); i += small.size()) std::copy(small.begin(), small.end(), v.begin() + i);
+    return v;
+  }();
+  return x;
+}
+
+void BM_memcpy_mt(benchmark::State& st) {
+  const auto& x = big_input();
+  std::vector<float> y(x.size());
+  const unsigned nt = all_cores();
+  for (auto _ : st) {
+    std::vector<std::thread> pool;
+    const size_t per = (x.size() + nt - 1) / nt;
+    for (unsigned t = 0; t < nt; ++t) {
+      const size_t a = std::min(x.size(), t * per), b = std::min(x.size(), a + per);
+      pool.emplace_back([&, a, b] { std::memcpy(y.data() + a, x.data() + a, (b - a) * sizeof(float)); });
+    }
+    for (auto& th : pool) th.join();
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  st.SetItemsProcessed(static_cast<int64_t>(st.iterations() * x.size()));
+}
+BENCHMARK(BM_memcpy_mt)->Name("memcpy_mt")->UseRealTime();
+
 void BM_quantize(benchmark::State& st, fp4sim::BlockFormat f, fp4sim::QuantOptions opt) {
   const auto& x = input();
   fp4sim::Quantized q;
   for (auto _ : st) {
     fp4sim::quantize(f, x, kRows, kCols, opt, q);
+    benchmark::DoNotOptimize(q.codes.data());
+    benchmark::ClobberMemory();
+  }
+  st.SetItemsProcessed(static_cast<int64_t>(st.iterations() * x.size()));
+}
+
+void BM_quantize_mt(benchmark::State& st, fp4sim::BlockFormat f, fp4sim::QuantOptions opt) {
+  const auto& x = big_input();
+  opt.threads = 0;  // all cores
+  fp4sim::Quantized q;
+  for (auto _ : st) {
+    fp4sim::quantize(f, x, kBigRows, kBigCols, opt, q);
     benchmark::DoNotOptimize(q.codes.data());
     benchmark::ClobberMemory();
   }
@@ -66,15 +116,29 @@ fp4sim::QuantOptions with(fp4sim::Rounding r, bool two_d = false, int rht = 0) {
 using fp4sim::BlockFormat;
 using fp4sim::Rounding;
 BENCHMARK_CAPTURE(BM_quantize, nvfp4_rne, BlockFormat::Nvfp4, with(Rounding::Rne));
-BENCHMARK_CAPTURE(BM_quantize, nvfp4_2d_rne, BlockFormat::Nvfp4, with(Rounding::Rne, true));
 BENCHMARK_CAPTURE(BM_quantize, nvfp4_sr, BlockFormat::Nvfp4, with(Rounding::Sr));
+BENCHMARK_CAPTURE(BM_quantize, nvfp4_2d_rne, BlockFormat::Nvfp4, with(Rounding::Rne, true));
+BENCHMARK_CAPTURE(BM_quantize, nvfp4_2d_sr, BlockFormat::Nvfp4, with(Rounding::Sr, true));
 BENCHMARK_CAPTURE(BM_quantize, nvfp4_rht16_rne, BlockFormat::Nvfp4, with(Rounding::Rne, false, 16));
+BENCHMARK_CAPTURE(BM_quantize, nvfp4_rht16_sr, BlockFormat::Nvfp4, with(Rounding::Sr, false, 16));
 BENCHMARK_CAPTURE(BM_quantize, mxfp4_rne, BlockFormat::Mxfp4, with(Rounding::Rne));
 BENCHMARK_CAPTURE(BM_quantize, mxfp4_sr, BlockFormat::Mxfp4, with(Rounding::Sr));
 BENCHMARK_CAPTURE(BM_quantize, mxfp6_e2m3_rne, BlockFormat::Mxfp6E2M3, with(Rounding::Rne));
+BENCHMARK_CAPTURE(BM_quantize, mxfp6_e2m3_sr, BlockFormat::Mxfp6E2M3, with(Rounding::Sr));
+BENCHMARK_CAPTURE(BM_quantize, mxfp6_e3m2_rne, BlockFormat::Mxfp6E3M2, with(Rounding::Rne));
+BENCHMARK_CAPTURE(BM_quantize, mxfp6_e3m2_sr, BlockFormat::Mxfp6E3M2, with(Rounding::Sr));
 BENCHMARK_CAPTURE(BM_quantize, mxfp8_e4m3_rne, BlockFormat::Mxfp8E4M3, with(Rounding::Rne));
+BENCHMARK_CAPTURE(BM_quantize, mxfp8_e4m3_sr, BlockFormat::Mxfp8E4M3, with(Rounding::Sr));
+BENCHMARK_CAPTURE(BM_quantize, mxfp8_e5m2_rne, BlockFormat::Mxfp8E5M2, with(Rounding::Rne));
+BENCHMARK_CAPTURE(BM_quantize, mxfp8_e5m2_sr, BlockFormat::Mxfp8E5M2, with(Rounding::Sr));
 BENCHMARK_CAPTURE(BM_quantize, hif4_rne, BlockFormat::Hif4, with(Rounding::Rne));
 BENCHMARK_CAPTURE(BM_quantize, hif4_sr, BlockFormat::Hif4, with(Rounding::Sr));
+
+// All cores, 256 MiB: wall-clock time (the work runs on other threads).
+BENCHMARK_CAPTURE(BM_quantize_mt, nvfp4_rne_mt, BlockFormat::Nvfp4, with(Rounding::Rne))->UseRealTime();
+BENCHMARK_CAPTURE(BM_quantize_mt, mxfp4_rne_mt, BlockFormat::Mxfp4, with(Rounding::Rne))->UseRealTime();
+BENCHMARK_CAPTURE(BM_quantize_mt, hif4_rne_mt, BlockFormat::Hif4, with(Rounding::Rne))->UseRealTime();
+BENCHMARK_CAPTURE(BM_quantize_mt, nvfp4_sr_rht16_mt, BlockFormat::Nvfp4, with(Rounding::Sr, false, 16))->UseRealTime();
 
 // Collects items/s per benchmark and prints the ratio table after the normal console output.
 class RatioReporter : public benchmark::ConsoleReporter {
@@ -83,16 +147,22 @@ class RatioReporter : public benchmark::ConsoleReporter {
     ConsoleReporter::ReportRuns(runs);
     for (const auto& r : runs) {
       auto it = r.counters.find("items_per_second");
-      if (it != r.counters.end() && r.run_type == Run::RT_Iteration) rates_[r.benchmark_name()] = it->second;
+      if (it == r.counters.end() || r.run_type != Run::RT_Iteration) continue;
+      std::string name = r.benchmark_name();
+      if (const size_t p = name.find("/real_time"); p != std::string::npos) name.erase(p);
+      rates_[name] = it->second;
     }
   }
   void Finalize() override {
     ConsoleReporter::Finalize();
-    auto m = rates_.find("memcpy");
-    if (m == rates_.end() || m->second <= 0) return;
-    std::printf("\n%-32s %14s %10s\n", "quantizer", "Melem/s", "vs memcpy");
+    std::printf("\n%-36s %14s %10s  %s\n", "quantizer", "Melem/s", "vs memcpy", "baseline");
     for (const auto& [name, rate] : rates_) {
-      std::printf("%-32s %14.1f %9.1f%%\n", name.c_str(), rate / 1e6, 100.0 * rate / m->second);
+      // "_mt" rows (and memcpy_mt itself) against the all-core memcpy, the rest against one core
+      const bool mt = name.find("_mt") != std::string::npos;
+      const char* base_name = mt ? "memcpy_mt" : "memcpy";
+      auto m = rates_.find(base_name);
+      if (m == rates_.end() || m->second <= 0) continue;
+      std::printf("%-36s %14.1f %9.1f%%  %s\n", name.c_str(), rate / 1e6, 100.0 * rate / m->second, base_name);
     }
   }
 

@@ -78,6 +78,11 @@ Quantized quantize(BlockFormat f, std::span<const float> x, size_t rows, size_t 
 void quantize(BlockFormat f, std::span<const float> x, size_t rows, size_t cols, const QuantOptions& opt,
               Quantized& out);
 
+// For the tests: on = false makes quantize() and the kernels below take their portable (non-AVX2)
+// loops, on = true takes the AVX2 ones again where the CPU has AVX2. Returns the previous state.
+// Not to be called while another thread quantizes.
+bool set_quant_simd(bool on);
+
 // Values the codes stand for, float32, [rows, cols]. A NaN scale gives NaN for its block.
 std::vector<float> dequantize(const Quantized& q);
 
