@@ -1146,4 +1146,211 @@ TEST(MmaGemm, ApiDetails) {
   EXPECT_EQ(fb(fp4sim::gemm(cfg, Model::Blackwell, 1, 1, 64, a3b, s4, b3b, s4, {}, third)[0]), fb(third * 3.0f));
 }
 
+// ---------------------------------------------------------------------------------------------
+// The fast GEMM paths (golden/src/mma_fast.cpp, taken by gemm() on CPUs with AVX2 + FMA) against
+// the generic models (gemm_reference): bit for bit, on every kind / model / format combination.
+
+struct Combo {
+  MmaConfig cfg;
+  Model model;
+};
+
+// Every (kind, model, element A, element B, scale, block) combination the kinds table allows.
+std::vector<Combo> all_combos() {
+  std::vector<Combo> v;
+  for (const fp4sim::MmaKind& k : fp4sim::all_mma_kinds()) {
+    for (Model m : {Model::Exact, Model::Fp32Seq, Model::Blackwell, Model::AscendHif4}) {
+      if (m == Model::Blackwell && k.hardware_model != Model::Blackwell) continue;
+      if (m == Model::AscendHif4 && k.id != MmaKindId::Hif4) continue;
+      for (const fp4sim::ElemFormat* ea : k.elems) {
+        for (const fp4sim::ElemFormat* eb : k.elems) {
+          for (const fp4sim::ElemFormat* s : k.scales) {
+            for (int blk : k.blocks) {
+              if (!ea || !eb || !s || blk == 0) continue;
+              v.push_back({cfg_of(k.id, m, ea, eb, s, blk), m});
+            }
+          }
+        }
+      }
+    }
+  }
+  return v;
+}
+
+std::string combo_name(const Combo& c) {
+  return std::string(c.cfg.kind->name) + "/" + std::string(fp4sim::model_name(c.model)) + "/" +
+         std::string(c.cfg.elem_a->name) + "x" + std::string(c.cfg.elem_b->name) + "/" +
+         std::string(c.cfg.scale->name) + "/" + std::to_string(c.cfg.block);
+}
+
+// Scale codes. mode 0: tame (results stay finite, the fast paths run); 1: extremes (smallest and
+// largest codes, subnormal UE4M3, UE4M3 sign bit); 2: anything, NaN codes included.
+uint32_t fast_scale(std::mt19937_64& rng, const fp4sim::ElemFormat& f, int mode) {
+  const uint32_t r = static_cast<uint32_t>(rng());
+  const uint32_t hi = f.name == "e6m2" ? (static_cast<uint32_t>(rng()) & 0xFFFFFF00u) : 0u;  // level bits
+  if (mode == 2 || (mode == 1 && r % 5 == 0)) return ((r >> 8) & 0xFFu) | hi;
+  if (mode == 1) {
+    static const uint32_t e8[] = {0, 1, 2, 3, 250, 252, 253, 254};
+    static const uint32_t e43[] = {0x00, 0x01, 0x02, 0x07, 0x08, 0x7D, 0x7E, 0x81};
+    static const uint32_t e62[] = {0x00, 0x01, 0x02, 0x05, 0xF8, 0xFC, 0xFD, 0xFE};
+    const uint32_t q = (r >> 8) % 8;
+    if (f.name == "ue8m0") return e8[q];
+    if (f.name == "ue4m3") return e43[q];
+    return e62[q] | hi;
+  }
+  if (f.name == "ue8m0") return 118 + (r >> 8) % 19;
+  if (f.name == "ue4m3") return (0x28 + (r >> 8) % 32) | ((r >> 20) & 0x80);
+  return (0xA8 + (r >> 8) % 40) | hi;
+}
+
+// Sign bit of an element code (a flipped sign makes exact cancellations).
+uint8_t sign_bit(const fp4sim::ElemFormat& f) { return static_cast<uint8_t>(1u << (f.bits - 1)); }
+
+// A random GEMM for the combo: per row one of several element patterns (dense, sparse, zero
+// blocks, the negation of an A row so that products cancel), scales of `scale_mode`, C from
+// random_c (zeros, NaN / Inf, subnormals, near the scale magnitude).
+GemmData fast_case(std::mt19937_64& rng, const Combo& cb, size_t M, size_t N, size_t K, int scale_mode) {
+  const MmaConfig& cfg = cb.cfg;
+  GemmData g{M, N, K, std::vector<uint8_t>(M * K), std::vector<uint8_t>(N * K), {}, {}, {}};
+  const size_t blk = static_cast<size_t>(cfg.block);
+  auto fill = [&](uint8_t* row, const fp4sim::ElemFormat& f) {
+    const int pattern = static_cast<int>(rng() % 5);
+    for (size_t k = 0; k < K; ++k) {
+      uint8_t x = static_cast<uint8_t>(rng());
+      if (f.name == "e4m3" && scale_mode == 0 && (x & 0x7F) == 0x7F) x = static_cast<uint8_t>(x - 1);  // no NaN
+      if (f.name == "e5m2" && scale_mode == 0 && (x & 0x7C) == 0x7C) x = static_cast<uint8_t>(x & 0x83);  // no Inf/NaN
+      if (pattern == 1 && rng() % 4) x = 0;                      // sparse
+      if (pattern == 2 && (k / blk) % 2 == 0) x = 0;             // zero blocks
+      if (pattern == 3 && rng() % 2) x = static_cast<uint8_t>(x | sign_bit(f));  // mostly negative
+      row[k] = x;
+    }
+  };
+  for (size_t i = 0; i < M; ++i) fill(g.a.data() + i * K, *cfg.elem_a);
+  for (size_t j = 0; j < N; ++j) {
+    fill(g.b.data() + j * K, *cfg.elem_b);
+    // Now and then B row j = A row i with every sign flipped: A[i] . B[j] cancels exactly where the
+    // formats and scales agree.
+    if (cfg.elem_a == cfg.elem_b && rng() % 4 == 0) {
+      const size_t i = rng() % M;
+      for (size_t k = 0; k < K; ++k) g.b[j * K + k] = static_cast<uint8_t>(g.a[i * K + k] ^ sign_bit(*cfg.elem_a));
+    }
+  }
+  const size_t nb = K / blk;
+  g.sa.resize(M * nb);
+  g.sb.resize(N * nb);
+  for (auto& x : g.sa) x = fast_scale(rng, *cfg.scale, scale_mode);
+  for (auto& x : g.sb) x = fast_scale(rng, *cfg.scale, scale_mode);
+  // Cancelling rows want equal scales.
+  if (rng() % 2) g.sb.assign(g.sb.size(), g.sa.empty() ? 0u : g.sa[0]);
+  g.c.resize(M * N);
+  int e_mid = 0;
+  if (cfg.scale->name == "ue8m0") e_mid = static_cast<int>(g.sa[0] & 0xFF) + static_cast<int>(g.sb[0] & 0xFF) - 254;
+  for (auto& x : g.c) x = bf(random_c(rng, e_mid));
+  if (rng() % 8 == 0) g.c.clear();  // C = all +0
+  return g;
+}
+
+// gemm() and gemm_reference() agree bit for bit; returns how many outputs were finite nonzero.
+int expect_fast_equals_reference(const Combo& cb, const GemmData& g, float alpha, const std::string& what) {
+  const std::vector<float> got = fp4sim::gemm(cb.cfg, cb.model, g.M, g.N, g.K, g.a, g.sa, g.b, g.sb, g.c, alpha, 1);
+  const std::vector<float> want =
+      fp4sim::gemm_reference(cb.cfg, cb.model, g.M, g.N, g.K, g.a, g.sa, g.b, g.sb, g.c, alpha, 1);
+  EXPECT_EQ(got.size(), want.size());
+  int finite = 0;
+  for (size_t q = 0; q < got.size() && q < want.size(); ++q) {
+    if (fb(got[q]) != fb(want[q])) {
+      ADD_FAILURE() << what << " " << combo_name(cb) << " M " << g.M << " N " << g.N << " K " << g.K << " output "
+                    << q << ": fast " << std::hex << fb(got[q]) << " generic " << fb(want[q]);
+      return finite;
+    }
+    finite += std::isfinite(want[q]) && want[q] != 0.0f;
+  }
+  return finite;
+}
+
+TEST(MmaFast, EveryElementCodePairEveryCombo) {
+  // A row i holds code i everywhere; B row j holds code j at k = 0 and a walk over the codes after
+  // it, so that every (code, code) product meets every other in some sum. Two instructions along
+  // K (one for FP8 x FP8) so that chaining runs too.
+  std::mt19937_64 rng(1301);
+  for (const Combo& cb : all_combos()) {
+    const size_t na = size_t{1} << cb.cfg.elem_a->bits, nb = size_t{1} << cb.cfg.elem_b->bits;
+    const size_t ik = static_cast<size_t>(cb.cfg.kind->k);
+    const size_t K = na * nb >= 65536 ? ik : 2 * ik;
+    GemmData g = fast_case(rng, cb, na, nb, K, 0);
+    for (size_t i = 0; i < na; ++i)
+      for (size_t k = 0; k < K; ++k) g.a[i * K + k] = static_cast<uint8_t>(i);
+    for (size_t j = 0; j < nb; ++j)
+      for (size_t k = 0; k < K; ++k) g.b[j * K + k] = static_cast<uint8_t>((j + 37 * k) % nb);
+    expect_fast_equals_reference(cb, g, 1.0f, "code pairs");
+    if (HasFailure()) return;
+  }
+}
+
+TEST(MmaFast, SeededRandomEveryCombo) {
+  std::mt19937_64 rng(1302);
+  const std::vector<Combo> combos = all_combos();
+  int finite = 0;
+  for (int rep = 0; rep < 6; ++rep) {
+    for (const Combo& cb : combos) {
+      const size_t ik = static_cast<size_t>(cb.model == Model::Blackwell || cb.model == Model::AscendHif4 ? cb.cfg.kind->k : cb.cfg.block);
+      // N up to 70: the fp32-seq path works on 32 and 8 columns at a time, then single ones.
+      const size_t M = 1 + rng() % 6, N = 1 + rng() % 70, K = ik * (1 + rng() % 5);
+      const float alpha = rng() % 3 ? 1.0f : 0.75f;
+      const GemmData g = fast_case(rng, cb, M, N, K, static_cast<int>(rng() % 3));
+      finite += expect_fast_equals_reference(cb, g, alpha, "random rep " + std::to_string(rep));
+      if (HasFailure()) return;
+    }
+  }
+  EXPECT_GT(finite, 20000);  // the tame cases reach the fast paths' finite results in bulk
+}
+
+TEST(MmaFast, DirectedCorners) {
+  // Named corners on small GEMMs, each checked against the generic model.
+  const float fmax = std::numeric_limits<float>::max();
+  for (const Combo& cb : all_combos()) {
+    const size_t ik = static_cast<size_t>(cb.cfg.kind->k);
+    const size_t K = 2 * ik, nblk = K / static_cast<size_t>(cb.cfg.block);
+    const fp4sim::ElemFormat& fa = *cb.cfg.elem_a;
+    const fp4sim::ElemFormat& fbm = *cb.cfg.elem_b;
+    const uint8_t maxa = static_cast<uint8_t>(fa.max_code()), maxb = static_cast<uint8_t>(fbm.max_code());
+    const std::string sn(cb.cfg.scale->name);
+    const uint32_t s_max = sn == "ue8m0" ? 254u : (sn == "ue4m3" ? 0x7Eu : 0xFEu);
+    const uint32_t s_min = sn == "ue8m0" ? 0u : (sn == "ue4m3" ? 0x01u : 0x00u);
+    const uint32_t s_nan = sn == "ue8m0" ? 255u : (sn == "ue4m3" ? 0x7Fu : 0xFFu);
+    const uint32_t s_one = sn == "ue8m0" ? 127u : (sn == "ue4m3" ? 0x38u : 0xC0u);
+    auto run = [&](const char* what, uint8_t ea, uint8_t eb, uint32_t sa, uint32_t sbv, std::vector<float> c) {
+      GemmData g{1, c.size(), K, std::vector<uint8_t>(K, ea), std::vector<uint8_t>(c.size() * K, eb),
+                 std::vector<uint32_t>(nblk, sa), std::vector<uint32_t>(c.size() * nblk, sbv), c};
+      // Column 1 negates B (cancellation against column 0's products when C agrees).
+      if (c.size() > 1)
+        for (size_t k = 0; k < K; ++k) g.b[K + k] = static_cast<uint8_t>(eb ^ sign_bit(fbm));
+      expect_fast_equals_reference(cb, g, 1.0f, what);
+    };
+    const std::vector<float> cs{0.0f, -0.0f, 1.0f, -fmax, fmax, std::ldexp(1.0f, -149), -std::ldexp(1.0f, -130),
+                                std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                                std::numeric_limits<float>::quiet_NaN(), std::ldexp(1.0f, 24), -3.0f,
+                                // C with bits below the grid a large group exponent sets (truncated)
+                                0.1f, -std::ldexp(1.2345f, -17), std::ldexp(1.7f, -40)};
+    run("overflow", maxa, maxb, s_max, s_max, cs);
+    run("overflow, one side negative", maxa, static_cast<uint8_t>(maxb | sign_bit(fbm)), s_max, s_max, cs);
+    run("smallest scales", 1, 1, s_min, s_min, cs);
+    run("smallest and largest scale", maxa, 1, s_min, s_max, cs);
+    run("zero elements, huge scales", 0, maxb, s_max, s_max, cs);
+    run("negative zero elements", sign_bit(fa), 0, s_one, s_one, cs);
+    run("zero scales", maxa, maxb, 0, s_one, cs);
+    // A zero scale still sets the alignment: its exponent (-126) plus the largest one.
+    run("zero scale against the largest", maxa, maxb, 0, s_max, cs);
+    run("zero scale against the largest, zero elements", 0, maxb, s_max, 0, cs);
+    run("NaN scale", maxa, maxb, s_nan, s_one, cs);
+    run("unit", 2, 2, s_one, s_one, cs);
+    // Every element code of A against max / min / zero B with C = each corner.
+    for (uint32_t code = 0; code < (1u << fa.bits); ++code) {
+      run("code sweep", static_cast<uint8_t>(code), maxb, s_one, s_one, cs);
+      run("code sweep, small", static_cast<uint8_t>(code), 1, s_min, s_one, cs);
+      if (HasFailure()) return;
+    }
+  }
+}
+
 }  // namespace
