@@ -114,6 +114,32 @@ TEST(Philox, BulkEqualsScalarAtEveryOffset) {
   EXPECT_GT(checked, 200000u);
 }
 
+// Long runs take the eight-lane path (runs of eight whole counter blocks); bases where a run of
+// blocks carries from the low counter word into the high one, and the end of the index space.
+TEST(Philox, BulkLongRunsEqualScalar) {
+  const uint64_t seed = 0x0DDBA11C0FFEEull;
+  const uint64_t bases[] = {0, (uint64_t{1} << 36) - 40, (uint64_t{5} << 36) - 16 * 3,
+                            std::numeric_limits<uint64_t>::max() - 700};
+  size_t checked = 0;
+  for (uint32_t stream : {0u, 0xFFFFFFFFu}) {
+    for (uint64_t base : bases) {
+      for (uint64_t off : {0u, 1u, 15u, 16u, 17u}) {
+        for (size_t n : {size_t{128}, size_t{129}, size_t{255}, size_t{256}, size_t{640}}) {
+          if (base > std::numeric_limits<uint64_t>::max() - off - n) continue;
+          std::vector<uint8_t> bulk(n + 1, 0x5A);
+          sr_bytes(seed, stream, base + off, n, bulk.data());
+          for (size_t k = 0; k < n; ++k) {
+            ASSERT_EQ(bulk[k], sr_byte(seed, stream, base + off + k)) << base << "+" << off << " n=" << n;
+            ++checked;
+          }
+          ASSERT_EQ(bulk[n], 0x5A) << "wrote past n";
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 50000u);
+}
+
 TEST(Philox, EndOfIndexSpaceDoesNotWrap) {
   const uint64_t last = std::numeric_limits<uint64_t>::max();
   std::vector<uint8_t> b(16);

@@ -7,9 +7,11 @@
 #include <cmath>
 #include <cstdio>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "fp4sim/format.hpp"
+#include "fp4sim/philox.hpp"
 #include "fp4sim/quant.hpp"
 
 namespace fp4sim {
@@ -101,6 +103,189 @@ TEST(QuantFast, RneElementsEqualGenericEncode) {
     }
   }
   EXPECT_EQ(bad, 0u);
+}
+
+// Inputs that reach every part of the element encoders: random mixes (grid points, neighbours of
+// ties, wide magnitudes) and runs of FP32 patterns (every 61st from `from`, consecutive within a
+// block so that they share a binade), each 16-value group led by a value 2^k above the rest so that
+// the others land in every binade of the target format, subnormals included; plus zeros, -0.0,
+// Inf and NaN here and there.
+std::vector<float> encoder_inputs(size_t n, uint64_t seed) {
+  std::mt19937_64 g(seed);
+  std::vector<float> x(n);
+  uint32_t u = static_cast<uint32_t>(g());
+  for (size_t i = 0; i < n; ++i) {
+    const size_t region = (i / 4096) % 3;
+    if (region == 0) {
+      const float grid[] = {0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f, 0.5f, 3.0f, 6.0f, 7.0f, 0.1875f, 28.0f};
+      const float p = std::ldexp(1.0f, static_cast<int>(g() % 60) - 30);
+      const float gv = grid[g() % 13];
+      const int kind = static_cast<int>(g() % 3);
+      const float v = kind == 0 ? gv * p : kind == 1 ? std::nextafter(gv, g() % 2 ? 0.0f : 100.0f) * p
+                                         : std::ldexp(static_cast<float>(g() % 1000000) / 1e6f, static_cast<int>(g() % 16) - 8);
+      x[i] = (g() % 2) ? -v : v;
+    } else {
+      u += 61;
+      float v = std::bit_cast<float>(u);
+      if (!std::isfinite(v)) v = std::bit_cast<float>(u & 0x8FFFFFFFu);
+      if (i % 16 == 0) v = std::ldexp(std::fabs(v) + 1e-30f, static_cast<int>(g() % 24)) * (region == 1 ? 1.0f : -1.0f);
+      if (!std::isfinite(v)) v = 1.0f;
+      x[i] = v;
+    }
+  }
+  for (size_t k = 0; k < n / 997; ++k) {
+    const float sp[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 0x1p-149f, -0x1p-126f};
+    x[g() % n] = sp[g() % 7];
+  }
+  return x;
+}
+
+// SR element codes of every block format's fast path (AVX2 where the CPU has it) equal encode()
+// with Rounding::Sr and the element's SPEC §3 byte, on the exactly scaled value.
+TEST(QuantFast, SrElementsEqualGenericEncode) {
+  const size_t cols = 512, rows = 96;
+  QuantOptions o;
+  o.rounding = Rounding::Sr;
+  o.seed = 0x5EEDF00DCAFEull;
+  o.stream = 3;
+  size_t bad = 0, checked = 0;
+  for (uint64_t round = 0; round < 6; ++round) {
+    const std::vector<float> x = encoder_inputs(rows * cols, 77 + round);
+    o.stream = static_cast<uint32_t>(round);
+    for (BlockFormat f : {BlockFormat::Mxfp4, BlockFormat::Mxfp6E2M3, BlockFormat::Mxfp6E3M2, BlockFormat::Mxfp8E4M3,
+                          BlockFormat::Mxfp8E5M2, BlockFormat::Nvfp4}) {
+      const Quantized q = quantize(f, x, rows, cols, o);
+      const size_t B = static_cast<size_t>(info(f).block);
+      const ElemFormat& ef = *info(f).elem;
+      const Nvfp4TensorScale ts = nvfp4_tensor_scale(q.amax, true);
+      for (size_t i = 0; i < x.size(); ++i) {
+        const size_t blk = i / B;
+        uint32_t want;
+        const uint8_t r = sr_byte(o.seed, o.stream, i);
+        if (f != BlockFormat::Nvfp4) {
+          if (q.scales[blk] == 0xFF) continue;  // Inf / NaN block: codes are 0 by rule
+          const double scaled = std::ldexp(static_cast<double>(x[i]), -(static_cast<int>(q.scales[blk]) - 127));
+          want = encode(ef, std::fabs(scaled), Rounding::Sr, true, r) | (x[i] < 0.0f ? ef.sign_bit() : 0u);
+        } else {
+          const float v = x[i] * nvfp4_block_inverse(q.scales[blk], ts);
+          want = std::isnan(v) ? 7u : encode(ef, std::fabs(v), Rounding::Sr, true, r) | (x[i] < 0.0f ? 8u : 0u);
+        }
+        ++checked;
+        if (q.codes[i] != want && ++bad <= 20) {
+          ADD_FAILURE() << info(f).name << " i=" << i << " x=" << x[i] << " (0x" << std::hex
+                        << std::bit_cast<uint32_t>(x[i]) << ") r=0x" << int(r) << " fast 0x" << int(q.codes[i])
+                        << " generic 0x" << want;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(bad, 0u);
+  EXPECT_GT(checked, 1'500'000u);
+}
+
+bool same_quantized(const Quantized& a, const Quantized& b) {
+  return a.codes == b.codes && a.scales == b.scales && a.scale_words == b.scale_words &&
+         std::bit_cast<uint32_t>(a.global_scale) == std::bit_cast<uint32_t>(b.global_scale) &&
+         std::bit_cast<uint32_t>(a.amax) == std::bit_cast<uint32_t>(b.amax);
+}
+
+std::string describe(BlockFormat f, const QuantOptions& o) {
+  return std::string(info(f).name) + " " + std::string(rounding_name(o.rounding)) + (o.two_d ? " 2d" : "") +
+         (o.pts ? "" : " nopts") + (o.rht ? " rht" + std::to_string(o.rht) : "") +
+         (o.scale_rule == ScaleRule::Ceil ? " ceil" : "");
+}
+
+std::vector<QuantOptions> option_sets(BlockFormat f) {
+  std::vector<QuantOptions> v;
+  for (Rounding r : {Rounding::Rne, Rounding::Sr, Rounding::Rz, Rounding::Rna}) {
+    if (f == BlockFormat::Hif4 && r == Rounding::Rz) continue;
+    QuantOptions o;
+    o.rounding = r;
+    o.seed = 0xABCDEF0123ull;
+    o.stream = 5;
+    v.push_back(o);
+  }
+  QuantOptions o = v[1];  // SR + RHT-16 (the Wgrad recipe)
+  o.rht = 16;
+  v.push_back(o);
+  if (f == BlockFormat::Nvfp4) {
+    for (bool two_d : {true, false}) {
+      QuantOptions p = v[0];
+      p.two_d = two_d;
+      p.pts = !two_d;
+      v.push_back(p);
+      p.rounding = Rounding::Sr;
+      p.pts = two_d;
+      v.push_back(p);
+    }
+  } else if (f != BlockFormat::Hif4) {
+    QuantOptions p = v[0];
+    p.scale_rule = ScaleRule::Ceil;
+    v.push_back(p);
+  }
+  QuantOptions s = v[1];  // seeded RHT-64 rounded to BF16
+  s.rht = 64;
+  s.rht_seeded = true;
+  s.rht_seed = 9;
+  s.rht_bf16 = true;
+  v.push_back(s);
+  return v;
+}
+
+// The AVX2 kernels against the portable loops (set_quant_simd(false)), whole outputs, every format
+// and option set (the portable loops are the pre-vector code, checked by test_nvfp4 / test_mx /
+// test_hif4's references; this keeps the baseline build's path tested on an AVX2 machine too).
+TEST(QuantFast, SimdEqualsPortable) {
+  const size_t rows = 48, cols = 768;
+  const std::vector<float> x = encoder_inputs(rows * cols, 4242);
+  size_t runs = 0;
+  for (const auto& fi : all_block_formats()) {
+    for (const QuantOptions& o : option_sets(fi.id)) {
+      set_quant_simd(true);
+      const Quantized fast = quantize(fi.id, x, rows, cols, o);
+      set_quant_simd(false);
+      const Quantized portable = quantize(fi.id, x, rows, cols, o);
+      set_quant_simd(true);
+      EXPECT_TRUE(same_quantized(fast, portable)) << describe(fi.id, o);
+      if (!same_quantized(fast, portable)) {
+        for (size_t i = 0; i < fast.codes.size(); ++i)
+          if (fast.codes[i] != portable.codes[i]) {
+            ADD_FAILURE() << "first code difference at " << i << " x=" << x[i] << " fast 0x" << std::hex
+                          << int(fast.codes[i]) << " portable 0x" << int(portable.codes[i]);
+            break;
+          }
+      }
+      ++runs;
+    }
+  }
+  EXPECT_GT(runs, 40u);
+}
+
+// QuantOptions::threads: the same bits for 1, 2, 3, 7 and all threads, on shapes whose rows split
+// into several chunks with a ragged last one (and a partial last 2D tile).
+TEST(QuantFast, ThreadCountDoesNotChangeBits) {
+  struct Shape {
+    size_t rows, cols;
+  };
+  size_t runs = 0;
+  for (const Shape sh : {Shape{37, 4096}, Shape{2053, 64}, Shape{1, 192}}) {
+    const std::vector<float> x = encoder_inputs(sh.rows * sh.cols, sh.rows);
+    for (const auto& fi : all_block_formats()) {
+      if (sh.cols % static_cast<size_t>(fi.block) != 0) continue;
+      for (QuantOptions o : option_sets(fi.id)) {
+        if (o.rht != 0 && sh.cols % static_cast<size_t>(o.rht) != 0) continue;
+        o.threads = 1;
+        const Quantized one = quantize(fi.id, x, sh.rows, sh.cols, o);
+        for (unsigned t : {2u, 3u, 7u, 0u}) {
+          o.threads = t;
+          EXPECT_TRUE(same_quantized(one, quantize(fi.id, x, sh.rows, sh.cols, o)))
+              << describe(fi.id, o) << " threads " << t << " shape " << sh.rows << "x" << sh.cols;
+        }
+        ++runs;
+      }
+    }
+  }
+  EXPECT_GT(runs, 100u);
 }
 
 }  // namespace
