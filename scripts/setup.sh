@@ -11,6 +11,8 @@ PKGS=(
   libsystemc-dev verilator yosys
   qflow-tech-osu018 opensta z3
   python3-numpy python3-matplotlib
+  # libFuzzer + ASan/UBSan runtimes for scripts/fuzz.sh
+  clang libclang-rt-14-dev
   # MPI scale-out (Boost.MPI brings OpenMPI and mpirun); a one-node Slurm for scripts/slurm_check.sh
   libboost-mpi1.81-dev
   slurm-wlm munge

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Setup, configure, build and run every test: the command CI runs (.ci/run).
 #   build/        Release, warnings as errors, everything the machine supports
-#   build-asan/   the golden library and its tests under AddressSanitizer + UndefinedBehaviorSanitizer
+#   build-asan/   the golden library, sim/'s readers and CLI (.npy, manifests, suites, check) and their
+#                 tests under AddressSanitizer + UndefinedBehaviorSanitizer
+#   build-fuzz/   the readers' libFuzzer targets (clang, ASan + UBSan), a short pass (scripts/fuzz.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=${JOBS:-$(nproc)}
@@ -24,4 +26,6 @@ cmake -S . -B build-asan "${GEN[@]}" -DCMAKE_BUILD_TYPE=Debug -DFP4SIM_SANITIZE=
 cmake --build build-asan -j "$JOBS"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j "$JOBS"
+# A short fuzz pass over the readers: 4 targets x FUZZ_SECONDS (default 45), 0 crashes and 0 leaks.
+bash scripts/fuzz.sh "${FUZZ_SECONDS:-45}"
 echo "test.sh: all tests passed in $(( $(date +%s) - start )) s (after setup)"
