@@ -407,6 +407,8 @@ bool spread_ok_scalar(const float* p, size_t count, int lg) {
 
 #if defined(__x86_64__)
 const bool kHaveAvx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+const bool kHaveAvx512 = kHaveAvx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+                         __builtin_cpu_supports("avx512vl");
 
 // spread_ok_scalar for count % 8 == 0, eight lanes at a time, on |x|'s bit pattern (ordered like
 // the magnitudes): E = exponent of the largest, e = exponent of the smallest nonzero one (|x| - 1
@@ -456,14 +458,15 @@ __attribute__((target("avx2,fma"), always_inline)) inline void tile_avx2(const f
   __m256d* v = NT > 0 ? local : scratch;
   const int nv = (NT > 0 ? NT : n_rt) / 4;
   const bool odd = NT > 0 ? (std::countr_zero(static_cast<unsigned>(NT)) & 1) != 0 : pl.odd;
-  const __m256d m1 = _mm256_set_pd(-0.0, 0.0, -0.0, 0.0);  // negate lanes 1 and 3
-  const __m256d m2 = _mm256_set_pd(-0.0, -0.0, 0.0, 0.0);  // negate lanes 2 and 3
+  const __m256d s1 = _mm256_set_pd(-1.0, 1.0, -1.0, 1.0);  // negate lanes 1 and 3
+  const __m256d s2 = _mm256_set_pd(-1.0, -1.0, 1.0, 1.0);  // negate lanes 2 and 3
 #pragma GCC unroll 16
   for (int i = 0; i < nv; ++i) {
     __m256d a = _mm256_xor_pd(_mm256_cvtps_pd(_mm_loadu_ps(in + 4 * i)), _mm256_loadu_pd(pre + 4 * i));
-    // h = 1: [a,b,c,d] -> [a+b, a-b, c+d, c-d]; h = 2: [a,b,c,d] -> [a+c, b+d, a-c, b-d]
-    a = _mm256_add_pd(_mm256_xor_pd(a, m1), _mm256_permute_pd(a, 0x5));
-    a = _mm256_add_pd(_mm256_xor_pd(a, m2), _mm256_permute2f128_pd(a, a, 0x01));
+    // h = 1: [a,b,c,d] -> [a+b, a-b, c+d, c-d]; h = 2: [a,b,c,d] -> [a+c, b+d, a-c, b-d]. As
+    // fma(a, +-1, swapped a): the product is exact, so this is the one rounding of an add/sub.
+    a = _mm256_fmadd_pd(a, s1, _mm256_permute_pd(a, 0x5));
+    a = _mm256_fmadd_pd(a, s2, _mm256_permute2f128_pd(a, a, 0x01));
     v[i] = a;
   }
 #pragma GCC unroll 8
@@ -543,7 +546,7 @@ __attribute__((target("avx2,fma"))) void apply_avx2_n(const float* in, float* ou
   std::vector<uint64_t> big;
   // Certify several small tiles with one test; on failure, test them one by one. (A loop, not a
   // lambda: a lambda would not inherit the AVX2 target.)
-  const size_t batch = NT > 0 ? std::max(64, NT) : std::max<size_t>(64, n);
+  const size_t batch = NT > 0 ? std::max(256, NT) : std::max<size_t>(256, n);
   const size_t full = total - total % batch;
   for (size_t b0 = 0; b0 < total; b0 += batch) {
     const size_t b1 = std::min(total, b0 + batch);
@@ -558,6 +561,136 @@ __attribute__((target("avx2,fma"))) void apply_avx2_n(const float* in, float* ou
     }
   }
 }
+// The same kernel with 512-bit vectors (eight doubles) for N >= 16: three in-register levels
+// (h = 1, 2, 4), the rest across vectors; certificate, scaling, rounding and fix-ups as above.
+// GCC 12's AVX-512 headers start some intrinsics from _mm512_undefined_*(), which
+// -Wmaybe-uninitialized reports after inlining (a known false positive).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#define FP4SIM_AVX512 __attribute__((target("avx512f,avx512dq,avx512vl,avx2,fma")))
+FP4SIM_AVX512 inline bool spread_ok_avx512(const float* p, size_t count, int lg) {
+  const __m512i absm = _mm512_set1_epi32(0x7FFFFFFF), one = _mm512_set1_epi32(1);
+  __m512i vmax = _mm512_setzero_si512(), vmin = _mm512_set1_epi32(-1);
+#pragma GCC unroll 8
+  for (size_t i = 0; i < count; i += 16) {
+    const __m512i a = _mm512_and_si512(_mm512_castps_si512(_mm512_loadu_ps(p + i)), absm);
+    vmax = _mm512_max_epi32(vmax, a);
+    vmin = _mm512_min_epu32(vmin, _mm512_sub_epi32(a, one));
+  }
+  const int emax = static_cast<int>(static_cast<uint32_t>(_mm512_reduce_max_epi32(vmax)) >> 23);
+  const int emin = std::max(static_cast<int>((_mm512_reduce_min_epu32(vmin) + 1u) >> 23), 1);
+  return emax < 255 && emax - emin <= 29 - lg;
+}
+
+template <int NT, bool kBf16>
+FP4SIM_AVX512 inline __attribute__((always_inline)) void tile_avx512(const float* in, float* out, int n_rt,
+                                                                    const double* pre, const double* post,
+                                                                    const Plan& pl, __m512d* scratch) {
+  constexpr int kNv = NT > 0 ? NT / 8 : 1;
+  __m512d local[kNv];
+  __m512d* v = NT > 0 ? local : scratch;
+  const int nv = (NT > 0 ? NT : n_rt) / 8;
+  const bool odd = NT > 0 ? (std::countr_zero(static_cast<unsigned>(NT)) & 1) != 0 : pl.odd;
+  const __m512d s1 = _mm512_set_pd(-1, 1, -1, 1, -1, 1, -1, 1);
+  const __m512d s2 = _mm512_set_pd(-1, -1, 1, 1, -1, -1, 1, 1);
+  const __m512d s4 = _mm512_set_pd(-1, -1, -1, -1, 1, 1, 1, 1);
+#pragma GCC unroll 16
+  for (int i = 0; i < nv; ++i) {
+    __m512d a = _mm512_xor_pd(_mm512_cvtps_pd(_mm256_loadu_ps(in + 8 * i)), _mm512_loadu_pd(pre + 8 * i));
+    a = _mm512_fmadd_pd(a, s1, _mm512_permute_pd(a, 0x55));         // pairs
+    a = _mm512_fmadd_pd(a, s2, _mm512_permutex_pd(a, 0x4E));        // pairs of pairs
+    a = _mm512_fmadd_pd(a, s4, _mm512_shuffle_f64x2(a, a, 0x4E));   // 256-bit halves
+    v[i] = a;
+  }
+#pragma GCC unroll 8
+  for (int h = 1; h < nv; h <<= 1) {
+#pragma GCC unroll 16
+    for (int i = 0; i < nv; i += 2 * h) {
+#pragma GCC unroll 16
+      for (int j = i; j < i + h; ++j) {
+        const __m512d a = v[j], b = v[j + h];
+        v[j] = _mm512_add_pd(a, b);
+        v[j + h] = _mm512_sub_pd(a, b);
+      }
+    }
+  }
+  const __m512d zero = _mm512_setzero_pd();
+  const __m512d below = _mm512_set1_pd(1.0 - 0x1p-50), above = _mm512_set1_pd(1.0 + 0x1p-50);
+  const __m256i rnd = _mm256_set1_epi32(0x7FFF), lsb = _mm256_set1_epi32(1);
+  const __m256i hi16 = _mm256_set1_epi32(static_cast<int>(0xFFFF0000u));
+#pragma GCC unroll 16
+  for (int i = 0; i < nv; ++i) {
+    const __m512d y = _mm512_fmadd_pd(v[i], _mm512_loadu_pd(post + 8 * i), zero);
+    __m256 f = _mm512_cvtpd_ps(y);
+    int unsure = 0;
+    if (odd) {
+      const __m256i lo = _mm256_castps_si256(_mm512_cvtpd_ps(_mm512_mul_pd(y, below)));
+      const __m256i hi = _mm256_castps_si256(_mm512_cvtpd_ps(_mm512_mul_pd(y, above)));
+      unsure = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(lo, hi))) ^ 0xFF;
+    }
+    if (kBf16) {
+      const __m256i bb = _mm256_castps_si256(f);
+      const __m256i r = _mm256_add_epi32(bb, _mm256_add_epi32(rnd, _mm256_and_si256(_mm256_srli_epi32(bb, 16), lsb)));
+      f = _mm256_castsi256_ps(_mm256_and_si256(r, hi16));
+    }
+    _mm256_storeu_ps(out + 8 * i, f);
+    if (unsure != 0) [[unlikely]] {
+      alignas(64) double sv[8], yv[8];
+      _mm512_store_pd(sv, v[i]);
+      _mm512_store_pd(yv, y);
+      for (int l = 0; l < 8; ++l) {
+        if ((unsure >> l) & 1) out[8 * i + l] = odd_lane_exact(sv[l], yv[l], pl);
+      }
+    }
+  }
+}
+
+template <int NT, bool kBf16>
+FP4SIM_AVX512 void apply_avx512_n(const float* in, float* out, size_t total, const Plan& pl) {
+  const size_t n = static_cast<size_t>(pl.n);
+  std::vector<double> pre(n), post(n);
+  const double scale = pl.odd ? pl.inv_root : pl.inv_pow;
+  for (size_t i = 0; i < n; ++i) {
+    pre[i] = pl.pre(static_cast<int>(i)) < 0 ? -0.0 : 0.0;
+    post[i] = pl.post(static_cast<int>(i)) * scale;
+  }
+  std::vector<double> scratch_mem(NT > 0 ? 0 : n + 8);
+  __m512d* scratch = nullptr;
+  if (NT == 0) {
+    void* p = scratch_mem.data();
+    size_t space = scratch_mem.size() * sizeof(double);
+    scratch = static_cast<__m512d*>(std::align(64, n * sizeof(double), p, space));
+  }
+  std::vector<double> buf;
+  std::vector<uint64_t> big;
+  const size_t batch = NT > 0 ? std::max(256, NT) : std::max<size_t>(256, n);
+  const size_t full = total - total % batch;
+  for (size_t b0 = 0; b0 < total; b0 += batch) {
+    const size_t b1 = std::min(total, b0 + batch);
+    const bool all_ok = b0 < full && spread_ok_avx512(in + b0, batch, pl.lg);
+    for (size_t t0 = b0; t0 < b1; t0 += n) {
+      if (all_ok || spread_ok_avx512(in + t0, n, pl.lg)) {
+        tile_avx512<NT, kBf16>(in + t0, out + t0, pl.n, pre.data(), post.data(), pl, scratch);
+      } else {
+        if (in != out) std::copy(in + t0, in + t0 + n, out + t0);
+        tile_scalar(out + t0, pl, false, buf, big);
+      }
+    }
+  }
+}
+#undef FP4SIM_AVX512
+#pragma GCC diagnostic pop
+
+template <bool kBf16>
+void apply_avx512(const float* in, float* out, size_t total, const Plan& pl) {
+  switch (pl.n) {
+    case 16: return apply_avx512_n<16, kBf16>(in, out, total, pl);
+    case 32: return apply_avx512_n<32, kBf16>(in, out, total, pl);
+    case 64: return apply_avx512_n<64, kBf16>(in, out, total, pl);
+    default: return apply_avx512_n<0, kBf16>(in, out, total, pl);
+  }
+}
+
 template <bool kBf16>
 void apply_avx2(const float* in, float* out, size_t total, const Plan& pl) {
   switch (pl.n) {
@@ -587,20 +720,40 @@ void validate_shape(size_t size, size_t cols, int n, std::span<const int8_t> sig
   }
 }
 
-enum class Path { Fast, Reference, Exact };
-
-void apply(const float* in, float* out, size_t total, size_t cols, int n, std::span<const int8_t> signs, bool to_bf16,
-           bool inverse, Path path) {
+// Runs one path; false (nothing written) when this machine cannot run the requested vector path.
+bool apply(const float* in, float* out, size_t total, size_t cols, int n, std::span<const int8_t> signs, bool to_bf16,
+           bool inverse, RhtPath path) {
   validate_shape(total, cols, n, signs);
-  if (total == 0) return;
+#if defined(__x86_64__)
+  const bool avx512 = kHaveAvx512, avx2 = kHaveAvx2;
+#else
+  const bool avx512 = false, avx2 = false;
+#endif
+  if ((path == RhtPath::Avx512 && !avx512) || (path == RhtPath::Avx2 && !avx2)) return false;
+  if (total == 0) return true;
   const Plan pl(n, signs, to_bf16, inverse);
 #if defined(__x86_64__)
-  if (path == Path::Fast && kHaveAvx2 && n >= 4) {
-    if (to_bf16) return apply_avx2<true>(in, out, total, pl);
-    return apply_avx2<false>(in, out, total, pl);
+  const bool vec = path == RhtPath::Auto ? avx2 : (path == RhtPath::Avx512 || path == RhtPath::Avx2);
+  if (vec && n >= 4) {  // N = 2 (two lanes) stays on the reference path
+    if (path != RhtPath::Avx2 && avx512 && n >= 16) {
+      if (to_bf16) apply_avx512<true>(in, out, total, pl);
+      else apply_avx512<false>(in, out, total, pl);
+      return true;
+    }
+    if (to_bf16) apply_avx2<true>(in, out, total, pl);
+    else apply_avx2<false>(in, out, total, pl);
+    return true;
   }
 #endif
-  apply_scalar(in, out, total, pl, path == Path::Exact);
+  apply_scalar(in, out, total, pl, path == RhtPath::Exact);
+  return true;
+}
+
+void check_no_partial_overlap(std::span<const float> in, std::span<float> out) {
+  if (in.size() != out.size()) throw std::invalid_argument("RHT: input and output sizes differ");
+  const auto a = reinterpret_cast<uintptr_t>(in.data()), b = reinterpret_cast<uintptr_t>(out.data());
+  const uintptr_t bytes = in.size() * sizeof(float);
+  if (a != b && a < b + bytes && b < a + bytes) throw std::invalid_argument("RHT: input and output overlap partially");
 }
 
 }  // namespace
@@ -626,32 +779,33 @@ std::vector<int8_t> rht_signs(int n, bool seeded, uint64_t seed) {
 }
 
 void rht_apply(std::span<float> x, size_t cols, int n, std::span<const int8_t> signs, bool to_bf16) {
-  apply(x.data(), x.data(), x.size(), cols, n, signs, to_bf16, false, Path::Fast);
+  apply(x.data(), x.data(), x.size(), cols, n, signs, to_bf16, false, RhtPath::Auto);
 }
 
 void rht_apply_inverse(std::span<float> x, size_t cols, int n, std::span<const int8_t> signs, bool to_bf16) {
-  apply(x.data(), x.data(), x.size(), cols, n, signs, to_bf16, true, Path::Fast);
+  apply(x.data(), x.data(), x.size(), cols, n, signs, to_bf16, true, RhtPath::Auto);
 }
 
 void rht_apply_to(std::span<const float> in, std::span<float> out, size_t cols, int n, std::span<const int8_t> signs,
                   bool to_bf16, bool inverse) {
-  if (in.size() != out.size()) throw std::invalid_argument("RHT: input and output sizes differ");
-  const auto a = reinterpret_cast<uintptr_t>(in.data()), b = reinterpret_cast<uintptr_t>(out.data());
-  const uintptr_t bytes = in.size() * sizeof(float);
-  if (a != b && a < b + bytes && b < a + bytes) {
-    throw std::invalid_argument("RHT: input and output overlap partially");
-  }
-  apply(in.data(), out.data(), in.size(), cols, n, signs, to_bf16, inverse, Path::Fast);
+  check_no_partial_overlap(in, out);
+  apply(in.data(), out.data(), in.size(), cols, n, signs, to_bf16, inverse, RhtPath::Auto);
+}
+
+bool rht_apply_path(std::span<const float> in, std::span<float> out, size_t cols, int n, std::span<const int8_t> signs,
+                    bool to_bf16, bool inverse, RhtPath path) {
+  check_no_partial_overlap(in, out);
+  return apply(in.data(), out.data(), in.size(), cols, n, signs, to_bf16, inverse, path);
 }
 
 void rht_apply_reference(std::span<float> x, size_t cols, int n, std::span<const int8_t> signs, bool to_bf16,
                          bool inverse) {
-  apply(x.data(), x.data(), x.size(), cols, n, signs, to_bf16, inverse, Path::Reference);
+  apply(x.data(), x.data(), x.size(), cols, n, signs, to_bf16, inverse, RhtPath::Reference);
 }
 
 void rht_apply_exact(std::span<float> x, size_t cols, int n, std::span<const int8_t> signs, bool to_bf16,
                      bool inverse) {
-  apply(x.data(), x.data(), x.size(), cols, n, signs, to_bf16, inverse, Path::Exact);
+  apply(x.data(), x.data(), x.size(), cols, n, signs, to_bf16, inverse, RhtPath::Exact);
 }
 
 }  // namespace fp4sim

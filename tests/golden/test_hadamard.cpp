@@ -1,5 +1,6 @@
 // Random Hadamard transform: matrix facts, signs, and correct rounding against a
-// Boost.Multiprecision oracle (exact integer sums, 1200-bit division by sqrt(N)).
+// Boost.Multiprecision oracle (exact integer sums, 1200-bit division by sqrt(N)); every path
+// (AVX-512, AVX2, scalar reference, exact multi-word) against the oracle and the exact path.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -7,8 +8,11 @@
 #include <boost/multiprecision/cpp_int.hpp>
 #include <cfloat>
 #include <cmath>
+#include <cstdio>
 #include <limits>
+#include <optional>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "fp4sim/format.hpp"
@@ -125,6 +129,39 @@ void expect_same_bits(const std::vector<float>& got, const std::vector<float>& w
     ASSERT_EQ(bits(got[j]), bits(want[j])) << what << " j=" << j << " got " << got[j] << " want " << want[j];
   }
 }
+
+const char* path_name(RhtPath p) {
+  switch (p) {
+    case RhtPath::Auto: return "auto";
+    case RhtPath::Avx512: return "avx512";
+    case RhtPath::Avx2: return "avx2";
+    case RhtPath::Reference: return "reference";
+    case RhtPath::Exact: return "exact";
+  }
+  return "?";
+}
+
+// Every path this CPU can run (the vector ones only where the CPU has them; the test says which).
+const std::vector<RhtPath>& paths() {
+  static const std::vector<RhtPath> p = [] {
+    std::vector<RhtPath> v;
+    for (RhtPath q : {RhtPath::Auto, RhtPath::Avx512, RhtPath::Avx2, RhtPath::Reference, RhtPath::Exact}) {
+      std::vector<float> x(16, 1.0f), y(16);
+      if (rht_apply_path(x, y, 16, 16, rht_signs(16), false, false, q)) v.push_back(q);
+    }
+    return v;
+  }();
+  return p;
+}
+
+std::vector<float> run_path(const std::vector<float>& x, size_t cols, int n, const std::vector<int8_t>& d, bool bf16,
+                            bool inverse, RhtPath path) {
+  std::vector<float> y(x.size(), -12345.0f);
+  EXPECT_TRUE(rht_apply_path(x, y, cols, n, d, bf16, inverse, path));
+  return y;
+}
+
+float bf16_of(float f) { return bf16_to_float(float_to_bf16_rne(f)); }
 
 // ---------------------------------------------------------------------------------------------
 
@@ -258,7 +295,7 @@ TEST(Hadamard, NonFiniteFollowsIeee) {
   for (float v : t) EXPECT_TRUE(std::isnan(v));
 }
 
-// Fast path, exact path and oracle agree bit for bit, forward and inverse.
+// Every path and the oracle agree bit for bit, forward and inverse, FP32 and BF16 output.
 void check_against_oracle(int n, Kind kind, int tiles, uint64_t seed) {
   Gen g{seed};
   const auto d = rht_signs(n, true, seed);
@@ -266,19 +303,29 @@ void check_against_oracle(int n, Kind kind, int tiles, uint64_t seed) {
     const auto x = gen_tile(g, kind, n);
     for (bool inverse : {false, true}) {
       const auto want = oracle_tile(x, d, inverse);
-      auto fast = x, exact = x;
+      for (bool bf16 : {false, true}) {
+        std::vector<float> want_b = want;
+        if (bf16) {
+          for (auto& v : want_b) v = bf16_of(v);
+        }
+        for (RhtPath p : paths()) {
+          expect_same_bits(run_path(x, static_cast<size_t>(n), n, d, bf16, inverse, p), want_b, path_name(p));
+          if (::testing::Test::HasFatalFailure()) {
+            ADD_FAILURE() << "n=" << n << " kind=" << static_cast<int>(kind) << " tile=" << t << " inverse=" << inverse
+                          << " bf16=" << bf16;
+            return;
+          }
+        }
+      }
+      // The in-place entry points are the Auto path.
+      auto fast = x;
       if (inverse) {
         rht_apply_inverse(fast, static_cast<size_t>(n), n, d);
       } else {
         rht_apply(fast, static_cast<size_t>(n), n, d);
       }
-      rht_apply_exact(exact, static_cast<size_t>(n), n, d, false, inverse);
-      expect_same_bits(fast, want, inverse ? "fast inverse" : "fast forward");
-      expect_same_bits(exact, want, inverse ? "exact inverse" : "exact forward");
-      if (::testing::Test::HasFatalFailure()) {
-        ADD_FAILURE() << "n=" << n << " kind=" << static_cast<int>(kind) << " tile=" << t;
-        return;
-      }
+      expect_same_bits(fast, want, inverse ? "rht_apply_inverse" : "rht_apply");
+      if (::testing::Test::HasFatalFailure()) return;
     }
   }
 }
@@ -300,45 +347,54 @@ TEST(Hadamard, OracleN32AndN128) {
 }
 
 // Inputs whose exact output lies within about 2^-53 (relative) of a float rounding boundary, for
-// N = 8 (S / (2 sqrt 2)): the fast path's double estimate cannot decide these, the exact
-// comparison must. S = RN_double(m * 2 sqrt 2) for a float midpoint m, split into three floats.
+// N = 8, 32, 128 (S / sqrt(N) irrational): the double estimate cannot decide these, the exact
+// comparison must (on the vector paths: the per-lane fix-up). S = RN_double(m * sqrt(N)) for a
+// float midpoint m, split into three floats; with all signs +1, output 0 is S / sqrt(N).
 TEST(Hadamard, NearMidpointsForIrrationalScale) {
-  Gen g{77};
-  const std::vector<int8_t> d(8, 1);
-  int cases = 0;
-  for (int t = 0; t < 3000; ++t) {
-    const uint32_t e = 1 + g.next() % 250;
-    const uint32_t mant = g.next() & 0x7FFFFF;
-    const float f = std::bit_cast<float>((e << 23) | mant);
-    const double m = (static_cast<double>(f) + static_cast<double>(std::nextafter(f, FLT_MAX))) * 0.5;
-    const double s = m * (2.0 * std::sqrt(2.0));
-    if (!(s < 0x1p127)) continue;
-    const float x0 = static_cast<float>(s);
-    const double r1 = s - static_cast<double>(x0);
-    const float x1 = static_cast<float>(r1);
-    const double r2 = r1 - static_cast<double>(x1);
-    const float x2 = static_cast<float>(r2);
-    if (static_cast<double>(x0) + static_cast<double>(x1) + static_cast<double>(x2) != s) continue;
-    std::vector<float> x = {x0, x1, x2, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
-    if (g.next() & 1) {
-      for (auto& v : x) v = -v;
+  for (int n : {8, 32, 128}) {
+    Gen g{77 + static_cast<uint64_t>(n)};
+    const std::vector<int8_t> d(static_cast<size_t>(n), 1);
+    int cases = 0;
+    const int tries = n == 128 ? 400 : 1500;  // the oracle is slow at N = 128
+    for (int t = 0; t < tries; ++t) {
+      const uint32_t e = 1 + g.next() % 250;
+      const uint32_t mant = g.next() & 0x7FFFFF;
+      const float f = std::bit_cast<float>((e << 23) | mant);
+      const double m = (static_cast<double>(f) + static_cast<double>(std::nextafter(f, FLT_MAX))) * 0.5;
+      const double s = m * std::sqrt(static_cast<double>(n));
+      if (!(s < 0x1p127)) continue;
+      const float x0 = static_cast<float>(s);
+      const double r1 = s - static_cast<double>(x0);
+      const float x1 = static_cast<float>(r1);
+      const double r2 = r1 - static_cast<double>(x1);
+      const float x2 = static_cast<float>(r2);
+      if (static_cast<double>(x0) + static_cast<double>(x1) + static_cast<double>(x2) != s) continue;
+      std::vector<float> x(static_cast<size_t>(n), 0.0f);
+      x[0] = x0;
+      x[1] = x1;
+      x[2] = x2;
+      if (g.next() & 1) {
+        for (auto& v : x) v = -v;
+      }
+      const auto want = oracle_tile(x, d, false);
+      for (RhtPath p : paths()) {
+        expect_same_bits(run_path(x, static_cast<size_t>(n), n, d, false, false, p), want, path_name(p));
+        if (HasFatalFailure()) {
+          ADD_FAILURE() << "n=" << n << " case " << t;
+          return;
+        }
+      }
+      ++cases;
     }
-    const auto want = oracle_tile(x, d, false);
-    auto fast = x, exact = x;
-    rht_apply(fast, 8, 8, d);
-    rht_apply_exact(exact, 8, 8, d, false, false);
-    expect_same_bits(fast, want, "near-midpoint fast");
-    expect_same_bits(exact, want, "near-midpoint exact");
-    if (HasFatalFailure()) return;
-    ++cases;
+    EXPECT_GT(cases, tries * 2 / 3) << n;  // the rest would need a subnormal third part
   }
-  EXPECT_GT(cases, 2000);  // the rest would need a subnormal third part
 }
 
-// Fast and exact paths on many more tiles than the oracle can afford, all sizes up to 4096.
-TEST(Hadamard, FastPathEqualsExactPath) {
+// Every path against the exact path on many more tiles than the oracle can afford, all sizes
+// up to 4096, forward and inverse, FP32 and BF16.
+TEST(Hadamard, AllPathsEqualExactPath) {
   for (int n = 2; n <= 4096; n *= 2) {
-    for (Kind k : {Kind::Narrow, Kind::Wide, Kind::Cancel, Kind::Tiny}) {
+    for (Kind k : {Kind::Narrow, Kind::Wide, Kind::Cancel, Kind::Tiny, Kind::Sparse, Kind::Bf16Grid}) {
       Gen g{5000 + static_cast<uint64_t>(n) + static_cast<uint64_t>(k)};
       const int tiles = std::max(2, 4096 / n);
       std::vector<float> x;
@@ -347,16 +403,217 @@ TEST(Hadamard, FastPathEqualsExactPath) {
         x.insert(x.end(), tile.begin(), tile.end());
       }
       const auto d = rht_signs(n, true, static_cast<uint64_t>(n));
-      auto fast = x, exact = x;
-      rht_apply(fast, static_cast<size_t>(n) * 2, n, d);  // two tiles per row
-      rht_apply_exact(exact, static_cast<size_t>(n) * 2, n, d, false, false);
-      expect_same_bits(fast, exact, "fast vs exact");
-      if (HasFatalFailure()) {
-        ADD_FAILURE() << "n=" << n << " kind=" << static_cast<int>(k);
-        return;
+      for (bool inverse : {false, true}) {
+        for (bool bf16 : {false, true}) {
+          auto exact = x;
+          rht_apply_exact(exact, static_cast<size_t>(n) * 2, n, d, bf16, inverse);  // two tiles per row
+          for (RhtPath p : paths()) {
+            expect_same_bits(run_path(x, static_cast<size_t>(n) * 2, n, d, bf16, inverse, p), exact, path_name(p));
+            if (HasFatalFailure()) {
+              ADD_FAILURE() << "n=" << n << " kind=" << static_cast<int>(k) << " inverse=" << inverse << " bf16=" << bf16;
+              return;
+            }
+          }
+        }
       }
     }
   }
+}
+
+// A tile whose exact sum lies exactly on, or a hair off, a float rounding boundary, for
+// N = 4^k (S / 2^k dyadic, so real ties exist): x0 = 2^k f, x1 = 2^k ulp(f) / 2 (so output j is
+// f +- ulp/2, both ties), plus x2 = +-2^k ulp(f) 2^-q that moves it just off the tie. Small q
+// keeps the tile within the vector certificate, large q (or a subnormal x2) pushes it out.
+std::vector<float> tie_tile(Gen& g, int n) {
+  const int k = std::countr_zero(static_cast<unsigned>(n)) / 2;
+  std::vector<float> x(static_cast<size_t>(n), 0.0f);
+  const uint32_t e = 30 + g.next() % 180;
+  const float f = std::bit_cast<float>((e << 23) | (g.next() & 0x7FFFFF));
+  const float ulp = std::nextafter(f, FLT_MAX) - f;
+  x[0] = std::ldexp(f, k);
+  x[1] = std::ldexp(ulp, k - 1);
+  const uint32_t r = g.next();
+  if (r % 3 != 0) x[2] = std::ldexp(ulp, k - 1 - static_cast<int>(1 + g.next() % 40)) * ((r & 8) ? -1.0f : 1.0f);
+  if (r & 16) x[static_cast<size_t>(n - 1)] = std::ldexp(ulp, k - 60);  // far below: fails the certificate
+  if (r & 32) {
+    for (auto& v : x) v = -v;
+  }
+  for (size_t i = 0; i < x.size(); ++i) {  // shuffle positions so every H row sign pattern is met
+    const size_t j = g.next() % x.size();
+    std::swap(x[i], x[j]);
+  }
+  return x;
+}
+
+TEST(Hadamard, TiesAndNearTiesOnEveryPath) {
+  for (int n : {4, 16, 64, 256}) {
+    Gen g{900 + static_cast<uint64_t>(n)};
+    const auto d = rht_signs(n, true, 5);
+    for (int t = 0; t < (n <= 16 ? 400 : 60); ++t) {
+      const auto x = tie_tile(g, n);
+      for (bool inverse : {false, true}) {
+        const auto want = oracle_tile(x, d, inverse);
+        for (RhtPath p : paths()) {
+          expect_same_bits(run_path(x, static_cast<size_t>(n), n, d, false, inverse, p), want, path_name(p));
+          if (HasFatalFailure()) {
+            ADD_FAILURE() << "n=" << n << " tile " << t;
+            return;
+          }
+        }
+      }
+    }
+  }
+}
+
+// The vector certificate (largest - smallest exponent field <= 29 - log2 N) is tight: one more
+// and an exact sum can need 54 bits. These tiles have spread 30 - log2 N and an output-0 sum
+// T = F 2^30 + 2^29 + 1 (units of 2^-60; F even): exactly one unit above the float midpoint, so
+// the right answer rounds up, while any double that drops the last unit lands on the midpoint
+// and ties to even (down). Made of a tiny (2^23 + 1), one 63 * 2^23 and N - 3 terms c_i 2^s with
+// s = 30 - log2 N and sum c_i = F 2^log2N. Even log2 N only (odd N has no float ties).
+std::vector<float> certificate_trap(Gen& g, int n, const std::vector<int8_t>& d) {
+  const int lg = std::countr_zero(static_cast<unsigned>(n));
+  const int s = 30 - lg;
+  const int terms = n - 3;
+  const uint64_t lo = uint64_t{1} << 23, hi = (uint64_t{1} << 24) - 1;
+  // F even in [2^23, terms * 2^(24 - lg)) so that the c_i fit in [2^23, 2^24).
+  const uint64_t fmax = std::min<uint64_t>(hi, (static_cast<uint64_t>(terms) * hi) >> lg);
+  const uint64_t fmin = ((static_cast<uint64_t>(terms) * lo) >> lg) + 1;
+  uint64_t f = std::max<uint64_t>(lo, fmin) + g.next() % (fmax - std::max<uint64_t>(lo, fmin));
+  f &= ~uint64_t{1};
+  const uint64_t total = f << lg;  // sum of the c_i
+  std::vector<uint64_t> c(static_cast<size_t>(terms), total / static_cast<uint64_t>(terms));
+  c[0] += total % static_cast<uint64_t>(terms);
+  for (int r = 0; r < 4 * terms; ++r) {  // move random amounts between terms, staying in range
+    const size_t i = g.next() % c.size(), j = g.next() % c.size();
+    const uint64_t room = std::min(c[i] - lo, hi - c[j]);
+    if (room == 0) continue;
+    const uint64_t m = g.next() % (room + 1);
+    c[i] -= m;
+    c[j] += m;
+  }
+  std::vector<double> a;  // magnitudes, in units of 2^-60
+  a.push_back(static_cast<double>(lo + 1));
+  a.push_back(63.0 * 0x1p23);
+  for (uint64_t v : c) a.push_back(std::ldexp(static_cast<double>(v), s));
+  a.push_back(0.0);
+  for (size_t i = 0; i < a.size(); ++i) {
+    const size_t j = g.next() % a.size();
+    std::swap(a[i], a[j]);
+  }
+  std::vector<float> x(static_cast<size_t>(n));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(std::ldexp(a[i], -60)) * d[i];  // exact
+  return x;
+}
+
+TEST(Hadamard, CertificateBoundIsTight) {
+  for (int n : {16, 64, 256}) {
+    Gen g{321 + static_cast<uint64_t>(n)};
+    const auto d = rht_signs(n, n != 16, 2);
+    int traps = 0;
+    for (int t = 0; t < (n == 256 ? 20 : 100); ++t) {
+      const auto x = certificate_trap(g, n, d);
+      const auto want = oracle_tile(x, d, false);
+      // The trap is real: a plain double sum of output 0 rounds to the wrong float.
+      double naive = 0;
+      for (size_t i = 0; i < x.size(); ++i) naive += static_cast<double>(x[i]) * d[i];
+      const int k = std::countr_zero(static_cast<unsigned>(n)) / 2;
+      traps += bits(static_cast<float>(std::ldexp(naive, -k))) != bits(want[0]);
+      for (RhtPath p : paths()) {
+        expect_same_bits(run_path(x, static_cast<size_t>(n), n, d, false, false, p), want, path_name(p));
+        if (HasFatalFailure()) {
+          ADD_FAILURE() << "n=" << n << " tile " << t;
+          return;
+        }
+      }
+    }
+    EXPECT_GT(traps, 0) << n;
+  }
+}
+
+// Large tensors where most tiles pass the vector certificate in batches and a few do not (an
+// outlier, a subnormal, an Inf, a NaN, all zeros with -0.0): the batch falls back tile by tile and
+// only the bad tile takes the reference path. Tails shorter than a batch included.
+TEST(Hadamard, MixedBatchesOnEveryPath) {
+  const float inf = std::numeric_limits<float>::infinity();
+  for (int n : {4, 8, 16, 32, 64, 128, 512}) {
+    Gen g{4242 + static_cast<uint64_t>(n)};
+    const size_t tiles = static_cast<size_t>(std::max(40, 20000 / n)) + 3;  // not a multiple of a batch
+    std::vector<float> x(tiles * static_cast<size_t>(n));
+    for (auto& v : x) v = gen_float(g, Kind::Narrow);
+    for (int s = 0; s < 40; ++s) {
+      const size_t i = g.next() % x.size();
+      switch (s % 8) {
+        case 0: x[i] = 0x1p100f; break;
+        case 1: x[i] = -0x1p-140f; break;  // subnormal
+        case 2: x[i] = 0x1p-40f; break;    // wide spread, exact in the reference's double path
+        case 3: x[i] = inf; break;
+        case 4: x[i] = -inf; break;
+        case 5: x[i] = std::numeric_limits<float>::quiet_NaN(); break;
+        case 6: {  // a whole tile of signed zeros
+          const size_t t0 = i - i % static_cast<size_t>(n);
+          for (int j = 0; j < n; ++j) x[t0 + static_cast<size_t>(j)] = (j & 1) ? -0.0f : 0.0f;
+          break;
+        }
+        default: x[i] = 0.0f;
+      }
+    }
+    const auto d = rht_signs(n, n != 16, 17);
+    for (bool inverse : {false, true}) {
+      for (bool bf16 : {false, true}) {
+        auto exact = x;
+        rht_apply_exact(exact, static_cast<size_t>(n), n, d, bf16, inverse);
+        for (RhtPath p : paths()) {
+          expect_same_bits(run_path(x, static_cast<size_t>(n), n, d, bf16, inverse, p), exact, path_name(p));
+          if (HasFatalFailure()) {
+            ADD_FAILURE() << "n=" << n << " inverse=" << inverse << " bf16=" << bf16;
+            return;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(Hadamard, OutOfPlaceEqualsInPlace) {
+  Gen g{61};
+  const int n = 16;
+  std::vector<float> x(64 * 48);
+  for (auto& v : x) v = gen_float(g, Kind::Narrow);
+  const auto d = rht_signs(n);
+  auto inplace = x;
+  rht_apply(inplace, 48, n, d, true);
+  std::vector<float> out(x.size());
+  rht_apply_to(x, out, 48, n, d, true);
+  expect_same_bits(out, inplace, "rht_apply_to");
+  auto same = x;  // in == out is allowed
+  rht_apply_to(same, same, 48, n, d, true);
+  expect_same_bits(same, inplace, "rht_apply_to in place");
+  auto inv = inplace;
+  rht_apply_inverse(inv, 48, n, d);
+  rht_apply_to(inplace, out, 48, n, d, false, true);
+  expect_same_bits(out, inv, "rht_apply_to inverse");
+  // Partial overlap and size mismatch are rejected.
+  std::vector<float> big(x.size() + 16);
+  EXPECT_THROW(rht_apply_to(std::span<const float>(big.data(), x.size()), std::span<float>(big.data() + 16, x.size()),
+                            48, n, d),
+               std::invalid_argument);
+  EXPECT_THROW(rht_apply_to(x, std::span<float>(big.data(), x.size() - 48), 48, n, d), std::invalid_argument);
+  // Bad arguments throw before anything is written, whatever the path.
+  std::vector<float> y(x.size(), 7.0f);
+  for (RhtPath p : paths()) {
+    EXPECT_THROW(rht_apply_path(x, y, 40, n, d, false, false, p), std::invalid_argument);
+  }
+  for (float v : y) ASSERT_EQ(v, 7.0f);
+}
+
+TEST(Hadamard, ReportsWhichVectorPathsRan) {
+  // Not an assertion about the machine: it records which paths the other tests covered here.
+  std::string ran;
+  for (RhtPath p : paths()) ran += std::string(" ") + path_name(p);
+  RecordProperty("rht_paths", ran);
+  std::printf("RHT paths tested on this CPU:%s\n", ran.c_str());
+  EXPECT_GE(paths().size(), 3u);  // auto, reference and exact always run
 }
 
 TEST(Hadamard, TilesAreIndependentAlongRows) {

@@ -14,12 +14,13 @@
 // (S^2 against 2*midpoint^2*4^k). An exact-zero sum gives +0.0. A tile holding Inf/NaN follows
 // IEEE: NaN if it holds a NaN or if an output sums +Inf and -Inf, else +-Inf.
 // Paths (same bits; docs/rng_and_transforms.md has the exactness arguments):
-//  - fast (rht_apply*): AVX2, N >= 4. Tiles whose exponent spread certifies an exact double sum
-//    (largest - smallest nonzero exponent <= 29 - log2 N, no Inf/NaN) run a vector double FWHT and
-//    one cvtpd2ps; other tiles, and machines without AVX2, take the reference path.
-//  - reference (rht_apply_reference): scalar; a double FWHT when the tile's exact bit spread
-//    allows it, else a multi-word integer FWHT.
-//  - exact (rht_apply_exact): the multi-word integer FWHT only.
+//  - vector (rht_apply*, RhtPath::Auto): AVX-512 for N >= 16, else AVX2 (with FMA) for N >= 4.
+//    Tiles whose exponent spread certifies an exact double sum (largest - smallest nonzero
+//    exponent <= 29 - log2 N, no Inf/NaN) run a vector double FWHT and one cvtpd2ps; other tiles,
+//    N = 2, and machines without AVX2 take the reference path.
+//  - reference: scalar; a double FWHT when the tile's exact bit spread allows it, else a
+//    multi-word integer FWHT (the implementation before the vector path).
+//  - exact: the multi-word integer FWHT only.
 #pragma once
 
 #include <bit>
@@ -61,6 +62,14 @@ void rht_apply_inverse(std::span<float> x, size_t cols, int n, std::span<const i
 // rht_apply / rht_apply_inverse on a copy. Saves the caller a copy pass.
 void rht_apply_to(std::span<const float> in, std::span<float> out, size_t cols, int n, std::span<const int8_t> signs,
                   bool to_bf16 = false, bool inverse = false);
+
+// Every path by name, for tests and cross-checks. Auto is what rht_apply uses; Avx512 / Avx2 force
+// that kernel (Avx512 uses AVX2 for N = 4, 8; both use the reference path for N = 2 and for the
+// tiles they cannot certify). Returns false, writing nothing, when this CPU lacks the requested
+// instructions. Throws like rht_apply_to on bad arguments.
+enum class RhtPath { Auto, Avx512, Avx2, Reference, Exact };
+bool rht_apply_path(std::span<const float> in, std::span<float> out, size_t cols, int n, std::span<const int8_t> signs,
+                    bool to_bf16, bool inverse, RhtPath path);
 
 // Same results through the scalar reference path (the pre-vector implementation): for the tests
 // and for cross-checks.
