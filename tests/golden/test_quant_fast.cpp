@@ -143,7 +143,7 @@ std::vector<float> encoder_inputs(size_t n, uint64_t seed) {
 // SR element codes of every block format's fast path (AVX2 where the CPU has it) equal encode()
 // with Rounding::Sr and the element's SPEC §3 byte, on the exactly scaled value.
 TEST(QuantFast, SrElementsEqualGenericEncode) {
-  const size_t cols = 512, rows = 96;
+  const size_t cols = 512, rows = 160;  // more than one of quantize()'s row chunks
   QuantOptions o;
   o.rounding = Rounding::Sr;
   o.seed = 0x5EEDF00DCAFEull;
@@ -280,6 +280,23 @@ TEST(QuantFast, ThreadCountDoesNotChangeBits) {
           o.threads = t;
           EXPECT_TRUE(same_quantized(one, quantize(fi.id, x, sh.rows, sh.cols, o)))
               << describe(fi.id, o) << " threads " << t << " shape " << sh.rows << "x" << sh.cols;
+        }
+        // ... and chunking changes nothing either: one kernel call over the whole tensor, and the
+        // NVFP4 tensor amax of every value (NaN ignored)
+        const size_t nb = sh.rows * sh.cols / static_cast<size_t>(fi.block);
+        if (o.rht == 0 && fi.id == BlockFormat::Hif4) {
+          std::vector<uint8_t> codes(x.size());
+          std::vector<uint32_t> words(nb);
+          quantize_hif4(x.data(), nb, o, codes.data(), words.data(), 0);
+          EXPECT_TRUE(codes == one.codes && words == one.scale_words) << describe(fi.id, o);
+        } else if (o.rht == 0 && fi.id != BlockFormat::Nvfp4) {
+          std::vector<uint8_t> codes(x.size()), scales(nb);
+          quantize_mx(fi.id, x.data(), nb, o, codes.data(), scales.data(), 0);
+          EXPECT_TRUE(codes == one.codes && scales == one.scales) << describe(fi.id, o);
+        } else if (o.rht == 0) {
+          float amax = 0.0f;
+          for (float v : x) amax = std::isnan(v) ? amax : std::max(amax, std::fabs(v));
+          EXPECT_EQ(one.amax, amax) << describe(fi.id, o);
         }
         ++runs;
       }
