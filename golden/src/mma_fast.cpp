@@ -320,30 +320,58 @@ FP4SIM_AVX2 bool gemm_bw_fused(const Ctx& c, size_t M, size_t N, size_t K, const
   const FusedOperand ob = prep_fused(c, *c.dy_b, c.mask_b, c.mb_b, b, sb, N, K);
   const size_t ninstr = K / 32;
   const StepCfg sc{c.k, c.group, c.block, c.frac_bits, c.mb_a, c.mb_b, c.mb_s};
+  // Where C's exponent does not exceed the products' (the common case), the grid lsb and the
+  // truncated product sum of an instruction do not depend on C: they are computed for every
+  // instruction first (independent, vectorized), leaving the C chain a few scalar operations.
+  // Four outputs of a row at a time, as in the grouped kinds.
+  constexpr size_t kL = 4;
   for_rows(M, threads, [&](size_t r0, size_t r1) FP4SIM_AVX2 {
     std::array<Dy, 32> da{}, db{};
+    std::vector<int64_t> tsum(kL * ninstr);  // sum of trunc(products) on the grid lsb0
+    std::vector<int> lsb0(kL * ninstr);      // es + max(eA + eB) - frac_bits
     for (size_t i = r0; i < r1; ++i) {
-      for (size_t j = 0; j < N; ++j) {
-        uint32_t cb = c_bits_at(cm, i * N + j);
+      for (size_t j0 = 0; j0 < N; j0 += kL) {
+        const size_t nl = std::min(kL, N - j0);
+        std::array<uint32_t, kL> cb{};
+        for (size_t u = 0; u < nl; ++u) {
+          const size_t j = j0 + u;
+          cb[u] = c_bits_at(cm, i * N + j);
+          for (size_t t = 0; t < ninstr; ++t) {
+            const size_t k0 = t * 32;
+            const int es = oa.sc[i * ninstr + t].e + ob.sc[j * ninstr + t].e;
+            const int l0 = es + max_esum32(oa.e.data() + i * K + k0, ob.e.data() + j * K + k0) - c.frac_bits;
+            lsb0[u * ninstr + t] = l0;
+            tsum[u * ninstr + t] = trunc_sum32(oa.v.data() + i * K + k0, ob.v.data() + j * K + k0, pow2d(es - l0));
+          }
+        }
         for (size_t t = 0; t < ninstr; ++t) {
           const size_t k0 = t * 32;
-          if (oa.bad[i * ninstr + t] || ob.bad[j * ninstr + t] || (cb & 0x7FFFFFFFu) >= 0x7F800000u) {
-            // The generic instruction core for NaN / Inf operands.
-            for (size_t q = 0; q < 32; ++q) {
-              da[q] = (*c.dy_a)[a[i * K + k0 + q] & c.mask_a];
-              db[q] = (*c.dy_b)[b[j * K + k0 + q] & c.mask_b];
+          for (size_t u = 0; u < nl; ++u) {
+            const size_t j = j0 + u;
+            if (oa.bad[i * ninstr + t] || ob.bad[j * ninstr + t] || (cb[u] & 0x7FFFFFFFu) >= 0x7F800000u) {
+              // The generic instruction core for NaN / Inf operands.
+              for (size_t q = 0; q < 32; ++q) {
+                da[q] = (*c.dy_a)[a[i * K + k0 + q] & c.mask_a];
+                db[q] = (*c.dy_b)[b[j * K + k0 + q] & c.mask_b];
+              }
+              cb[u] = bw_fused_step(sc, da.data(), db.data(), oa.sc[i * ninstr + t], ob.sc[j * ninstr + t], cb[u]);
+              continue;
             }
-            cb = bw_fused_step(sc, da.data(), db.data(), oa.sc[i * ninstr + t], ob.sc[j * ninstr + t], cb);
-            continue;
+            const int ec = exp_of_bits(cb[u]);
+            int lsb = lsb0[u * ninstr + t];
+            int64_t acc;
+            if (ec - c.frac_bits <= lsb) {
+              acc = tsum[u * ninstr + t];
+            } else {  // C sets the grid: truncate the products again on it
+              lsb = ec - c.frac_bits;
+              const int es = oa.sc[i * ninstr + t].e + ob.sc[j * ninstr + t].e;
+              acc = trunc_sum32(oa.v.data() + i * K + k0, ob.v.data() + j * K + k0, pow2d(es - lsb));
+            }
+            acc += static_cast<int64_t>(static_cast<double>(std::bit_cast<float>(cb[u])) * pow2d(-lsb));
+            cb[u] = acc == 0 ? 0u : rz_fp32(static_cast<double>(acc) * pow2d(lsb));
           }
-          const int es = oa.sc[i * ninstr + t].e + ob.sc[j * ninstr + t].e;
-          const int max_e = std::max(exp_of_bits(cb), es + max_esum32(oa.e.data() + i * K + k0, ob.e.data() + j * K + k0));
-          const int lsb = max_e - c.frac_bits;
-          int64_t acc = static_cast<int64_t>(static_cast<double>(std::bit_cast<float>(cb)) * pow2d(-lsb));
-          acc += trunc_sum32(oa.v.data() + i * K + k0, ob.v.data() + j * K + k0, pow2d(es - lsb));
-          cb = acc == 0 ? 0u : rz_fp32(static_cast<double>(acc) * pow2d(lsb));
         }
-        d[i * N + j] = epilogue(cb, alpha);
+        for (size_t u = 0; u < nl; ++u) d[i * N + j0 + u] = epilogue(cb[u], alpha);
       }
     }
   });
