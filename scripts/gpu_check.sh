@@ -18,9 +18,13 @@
 # whatever can still run:
 #   1. the GPU-only targets (golden + sim/gpu: gpu_device_tests, fp4sim_gpu_bench) in a build of
 #      their own (FP4SIM_GPU_ONLY=ON), first and independently of the rest of the project;
-#   2. gpu_device_tests: every kernel against golden, bit for bit. Exit 77 there means no usable
-#      CUDA device: the script says so and exits 77 (nothing was run on a GPU);
-#   3. fp4sim_gpu_bench: quantizers vs a device-to-device copy, the GEMM emulation vs cuBLAS BF16;
+#   2. gpu_device_tests: every kernel, simple (QuantKernel Direct / Staged, GemmKernel Simple) and
+#      tuned, against golden bit for bit, then the tuned kernels against the simple ones on larger
+#      tensors on the device alone (docs/gpu.md). Exit 77 there means no usable CUDA device: the
+#      script says so and exits 77 (nothing was run on a GPU); exit 1 with "FAIL: the CUDA module"
+#      means the build's libfp4sim_gpu_cuda.so did not load (a failure, not a missing GPU);
+#   3. fp4sim_gpu_bench: quantizers (simple and tuned) vs a device-to-device copy, the GEMM
+#      emulation (tuned and simple) vs cuBLAS BF16 on random operands;
 #   4. unless --gpu-only: a second build with the fp4sim command line (needs Boost 1.81,
 #      nlohmann-json and GoogleTest; a bare GPU image lacks them and the step reports so),
 #      gpu_hd_tests, and the vector suites replayed on --target gpu.
@@ -222,7 +226,7 @@ done
 NO_GPU=""
 if [ -x "$DEV" ]; then
   STEP_TAIL=0 step device-tests "$(limit "$([ "$QUICK" = 1 ] && echo 120 || echo 180)")" "$DEV"
-  grep -E '^(device:|quantizers:|gemm:|FAIL|SKIP|[0-9]+ checks)' "$LOGS/device-tests.log" 2>/dev/null | head -n 30 |
+  grep -E '^(device:|quantizers|gemm:|FAIL|SKIP|[0-9]+ checks)' "$LOGS/device-tests.log" 2>/dev/null | head -n 30 |
     cut -c1-300 | sed 's/^/  /' | tee -a "$SUMMARY"
   case "$STEP_RC" in
     0) ;;
@@ -251,7 +255,7 @@ if [ -x "$BENCH" ]; then
   [ "$STEP_RC" = 0 ] || STATUS=1
   if [ -s "$LOGS/benchmark.log" ]; then
     say ""
-    head -n 60 "$LOGS/benchmark.log" | cut -c1-300 | tee -a "$SUMMARY"
+    head -n 90 "$LOGS/benchmark.log" | cut -c1-300 | tee -a "$SUMMARY"
     say ""
   fi
 fi
