@@ -7,11 +7,11 @@
 // int16 / int32 lanes) plus the model's alignment and rounding on a handful of terms. Outputs
 // whose rows hold NaN / Inf codes (or a non-finite C where that matters) go to the generic model.
 //
-// Why doubles are exact here (Blackwell): every term of an instruction is an integer of at most
-// 20 significant bits times a power of two inside the double range; truncated to the alignment
-// grid it is an integer below 2^47 (grouped) / 2^27 (fused), and at most 33 of them sum below
-// 2^53, so double products, trunc (cvtt) and int64 sums compute exactly what mma_core.hpp's
-// int64 shifts compute.
+// Why floating-point lanes are exact here (Blackwell): every term of an instruction is an integer of
+// at most 20 significant bits times a power of two inside the double range; truncated to the
+// alignment grid it is an integer below 2^47 (grouped) / 2^27 (fused), and at most 33 of them sum
+// below 2^53, so double (grouped) / FP32 (fused, see trunc_sum32) products, trunc (cvtt) and
+// integer sums compute exactly what mma_core.hpp's int64 shifts compute.
 #include <immintrin.h>
 
 #include <bit>
@@ -243,7 +243,7 @@ FP4SIM_AVX2 bool gemm_bw_grouped(const Ctx& c, size_t M, size_t N, size_t K, con
 // ---- Blackwell, fused kind (mxf8f6f4) ----------------------------------------------------------
 
 struct FusedOperand {
-  std::vector<double> v;       // element values (0 for NaN / Inf codes)
+  std::vector<float> v;        // element values (0 for NaN / Inf codes)
   std::vector<int16_t> e;      // MMA-Sim exponents (-126 for zeros)
   std::vector<uint8_t> bad;    // per (row, instruction): a NaN / Inf element or scale
   std::vector<Dy> sc;          // per (row, block)
@@ -254,10 +254,10 @@ FusedOperand prep_fused(const Ctx& c, const std::array<Dy, 256>& dy, uint8_t mas
   FusedOperand o;
   const size_t nblk = K / static_cast<size_t>(c.block);
   const size_t ninstr = K / static_cast<size_t>(c.k);
-  std::array<double, 256> tv{};
+  std::array<float, 256> tv{};
   for (int v = 0; v < 256; ++v) {
     const Dy& x = dy[v & mask];
-    tv[v] = special(x) ? 0.0 : std::ldexp(static_cast<double>(x.m), x.e - mb);
+    tv[v] = special(x) ? 0.0f : std::ldexp(static_cast<float>(x.m), x.e - mb);
   }
   o.v.resize(rows * K);
   o.e.resize(rows * K);
@@ -294,17 +294,24 @@ FP4SIM_AVX2 inline int max_esum32(const int16_t* a, const int16_t* b) {
   return static_cast<int16_t>(_mm_extract_epi16(v, 0));
 }
 
-// sum of trunc(pa[k] * pb[k] * pw) over 32 products, each |.| < 2^27 (8 per int32 lane: < 2^30).
-FP4SIM_AVX2 inline int64_t trunc_sum32(const double* pa, const double* pb, double pw) {
-  const __m256d vpw = _mm256_set1_pd(pw);
-  __m128i acc = _mm_setzero_si128();
-  for (int k = 0; k < 32; k += 4) {
-    const __m256d p = _mm256_mul_pd(_mm256_mul_pd(_mm256_loadu_pd(pa + k), _mm256_loadu_pd(pb + k)), vpw);
-    acc = _mm_add_epi32(acc, _mm256_cvttpd_epi32(p));
+// Sum of trunc(pa[k] * pb[k] * 2^pe) over 32 products, in FP32 lanes. Exact: pa * pb has at most
+// 8 significant bits in [2^-32, 2^32), so every product that truncates to a nonzero integer
+// (|.| >= 1) is exact in FP32, and |.| < 2^27 (the grid keeps 25 bits below the largest product):
+// 4 per int32 lane stay below 2^29. A nonzero product needs pe <= 53 (exponents >= -28), and for
+// pe < -126 every |.| < 2^-94: both ends give 0 without multiplying.
+FP4SIM_AVX2 inline int64_t trunc_sum32(const float* pa, const float* pb, int pe) {
+  if (pe < -126 || pe > 127) return 0;
+  const __m256 vpw = _mm256_set1_ps(pow2f(pe));
+  __m256i acc = _mm256_setzero_si256();
+  for (int k = 0; k < 32; k += 8) {
+    const __m256 p = _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(pa + k), _mm256_loadu_ps(pb + k)), vpw);
+    acc = _mm256_add_epi32(acc, _mm256_cvttps_epi32(p));
   }
-  alignas(16) int32_t l[4];
-  _mm_store_si128(reinterpret_cast<__m128i*>(l), acc);
-  return int64_t{l[0]} + l[1] + l[2] + l[3];
+  alignas(32) int32_t l[8];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(l), acc);
+  int64_t s = 0;
+  for (int32_t x : l) s += x;
+  return s;
 }
 
 // The kind-config shape bw_fused_step reads.
@@ -341,7 +348,7 @@ FP4SIM_AVX2 bool gemm_bw_fused(const Ctx& c, size_t M, size_t N, size_t K, const
             const int es = oa.sc[i * ninstr + t].e + ob.sc[j * ninstr + t].e;
             const int l0 = es + max_esum32(oa.e.data() + i * K + k0, ob.e.data() + j * K + k0) - c.frac_bits;
             lsb0[u * ninstr + t] = l0;
-            tsum[u * ninstr + t] = trunc_sum32(oa.v.data() + i * K + k0, ob.v.data() + j * K + k0, pow2d(es - l0));
+            tsum[u * ninstr + t] = trunc_sum32(oa.v.data() + i * K + k0, ob.v.data() + j * K + k0, es - l0);
           }
         }
         for (size_t t = 0; t < ninstr; ++t) {
@@ -365,7 +372,7 @@ FP4SIM_AVX2 bool gemm_bw_fused(const Ctx& c, size_t M, size_t N, size_t K, const
             } else {  // C sets the grid: truncate the products again on it
               lsb = ec - c.frac_bits;
               const int es = oa.sc[i * ninstr + t].e + ob.sc[j * ninstr + t].e;
-              acc = trunc_sum32(oa.v.data() + i * K + k0, ob.v.data() + j * K + k0, pow2d(es - lsb));
+              acc = trunc_sum32(oa.v.data() + i * K + k0, ob.v.data() + j * K + k0, es - lsb);
             }
             acc += static_cast<int64_t>(static_cast<double>(std::bit_cast<float>(cb[u])) * pow2d(-lsb));
             cb[u] = acc == 0 ? 0u : rz_fp32(static_cast<double>(acc) * pow2d(lsb));
