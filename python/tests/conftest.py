@@ -3,6 +3,8 @@
 The CLI is $FP4SIM_CLI, else <repo>/build/bin/fp4sim; tests that need it skip without it.
 """
 
+from __future__ import annotations
+
 import os
 import shutil
 import subprocess
