@@ -16,6 +16,7 @@ inputs are, and ``Quantized.codes_as_ml_dtypes()`` / ``scales_as_ml_dtypes()`` g
 from __future__ import annotations
 
 import functools
+import warnings
 from typing import Any
 
 import numpy as np
@@ -160,16 +161,26 @@ def _dtype_name(a: np.ndarray) -> str:
 
 def _float_input(x, name: str) -> np.ndarray:
     """float32 as is; uint16 (BF16 bit patterns, as the CLI reads them), bfloat16 and float16
-    widened exactly. Other dtypes are refused rather than rounded."""
+    widened exactly. Other dtypes are refused rather than rounded. NaN / Inf values get the CLI's
+    warning (a RuntimeWarning) and are quantized as the formats define them."""
     a = _numpy(x)
     dt = a.dtype
     if dt == np.float32 and dt.isnative:
-        return np.require(a, requirements="C")  # (ascontiguousarray would make rank 0 rank 1)
-    if (dt == np.uint16 and dt.isnative) or dt.name == "bfloat16":
+        f = np.require(a, requirements="C")  # (ascontiguousarray would make rank 0 rank 1)
+    elif (dt == np.uint16 and dt.isnative) or dt.name == "bfloat16":
         bits = np.require(a, requirements="C").view(np.uint16)
-        return (bits.astype(np.uint32) << 16).view(np.float32)
-    if dt == np.float16 and dt.isnative:
-        return a.astype(np.float32)
+        f = (bits.astype(np.uint32) << 16).view(np.float32)
+    elif dt == np.float16 and dt.isnative:
+        f = a.astype(np.float32)
+    else:
+        f = None
+    if f is not None:
+        nonfinite = f.size - int(np.count_nonzero(np.isfinite(f)))
+        if nonfinite:
+            nan = int(np.count_nonzero(np.isnan(f)))
+            warnings.warn(f"{name}: {nan} NaN and {nonfinite - nan} Inf of {f.size} values; quantized as the "
+                          "formats define them (docs/cli.md)", RuntimeWarning, stacklevel=3)
+        return f
     raise ValueError(f"{name}: input dtype is {_dtype_name(a)}; expected float32 or uint16 (BF16 bits) "
                      "(bfloat16 and float16 arrays are also accepted)")
 
