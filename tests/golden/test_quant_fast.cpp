@@ -261,6 +261,23 @@ TEST(QuantFast, SimdEqualsPortable) {
   EXPECT_GT(runs, 40u);
 }
 
+// The NVFP4 tensor amax is reduced over all row chunks: the largest value sits in the last one.
+TEST(QuantFast, Nvfp4AmaxSpansChunks) {
+  const size_t rows = 70, cols = 4096;  // several chunks of 16 rows, a ragged last one
+  std::mt19937 g(5);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> x(rows * cols);
+  for (auto& v : x) v = u(g);
+  x[x.size() - 3] = -5.0f;
+  for (unsigned t : {1u, 3u}) {
+    QuantOptions o;
+    o.threads = t;
+    const Quantized q = quantize(BlockFormat::Nvfp4, x, rows, cols, o);
+    EXPECT_EQ(q.amax, 5.0f) << t;
+    EXPECT_EQ(q.global_scale, nvfp4_tensor_scale(5.0f, true).s_dec) << t;
+  }
+}
+
 // QuantOptions::threads: the same bits for 1, 2, 3, 7 and all threads, on shapes whose rows split
 // into several chunks with a ragged last one (and a partial last 2D tile).
 TEST(QuantFast, ThreadCountDoesNotChangeBits) {
