@@ -413,12 +413,15 @@ def _matrix(a: np.ndarray, name: str, role: str) -> None:
         raise ValueError(f"{name}: {role} must be a 2-D array, got shape {_shape(a.shape)}")
 
 
-def _c_input(c, M: int, N: int) -> np.ndarray | None:
+def _c_input(c, M: int, N: int, rank_first: bool = False) -> np.ndarray | None:
+    """C: float32 [M, N]. rank_first: `fp4sim mma` names a wrong rank before a wrong shape."""
     if c is None:
         return None
     ca = _numpy(c)
     if ca.dtype != np.float32 or not ca.dtype.isnative:
         raise ValueError(f"c: C must be float32, got {_dtype_name(ca)}")
+    if rank_first:
+        _matrix(ca, "c", "C")
     if ca.shape != (M, N):
         raise ValueError(f"c: C has shape {_shape(ca.shape)}, expected ({M}, {N})")
     return np.ascontiguousarray(ca)
@@ -475,11 +478,10 @@ def mma(a, b, sfa, sfb, c=None, kind: str = "mxf4nvf4", block: int | None = None
         m = model
     nthreads = _threads(threads)
 
+    # The CLI's order: A (dtype, rank), B, sizes, K, then SA, SB, C, the code widths.
     A, _ = _codes_input(a, "a", elem=ea)
-    B, _ = _codes_input(b, "b", elem=eb)
-    SA, _ = _scales_input(sfa, "sfa", k["scale_word32"], "SA")
-    SB, _ = _scales_input(sfb, "sfb", k["scale_word32"], "SB")
     _matrix(A, "a", "A")
+    B, _ = _codes_input(b, "b", elem=eb)
     _matrix(B, "b", "B")
     M, K, N = A.shape[0], A.shape[1], B.shape[0]
     if M == 0 or K == 0:
@@ -494,11 +496,14 @@ def mma(a, b, sfa, sfb, c=None, kind: str = "mxf4nvf4", block: int | None = None
         what = "the instruction K of" if per_instruction else "the block of"
         raise ValueError(f"a: K = {K} is not a multiple of {step} ({what} {kind})")
     nblk = K // blk_eff
+    SA, _ = _scales_input(sfa, "sfa", k["scale_word32"], "SA")
+    _matrix(SA, "sfa", "SA")
+    SB, _ = _scales_input(sfb, "sfb", k["scale_word32"], "SB")
+    _matrix(SB, "sfb", "SB")
     for arr, name, role, rows in ((SA, "sfa", "SA", M), (SB, "sfb", "SB", N)):
-        _matrix(arr, name, role)
         if arr.shape != (rows, nblk):
             raise ValueError(f"{name}: {role} has shape {_shape(arr.shape)}, expected ({rows}, {nblk})")
-    C = _c_input(c, M, N)
+    C = _c_input(c, M, N, rank_first=True)
     _check_code_width(A, "a", int(_core.elem_info(ea)["bits"]), ea)
     _check_code_width(B, "b", int(_core.elem_info(eb)["bits"]), eb)
     return _core.mma(A, B, SA, SB, C, kind, ea, eb, st, blk_eff, m, float(np.float32(alpha)), nthreads)

@@ -126,18 +126,21 @@ def test_mma_data_errors_have_the_cli_message(cli, tmp_path):
     a = np.zeros((2, 64), np.uint8)
     a[1, 3] = 0x21  # packed by mistake
     s = np.full((2, 2), 127, np.uint8)
-    for n, v in (("a", a), ("s", s), ("k", a[:, :48].copy())):
+    for n, v in (("a", a), ("s", s), ("k", a[:, :48].copy()), ("c", np.zeros(4, np.float32)), ("cu", s)):
         np.save(tmp_path / f"{n}.npy", v)
     for args, call in (
         (["--a", "a", "--b", "a", "--sfa", "s", "--sfb", "s"], lambda: fp4sim.mma(a, a, s, s, kind="mxf4")),
         (["--a", "k", "--b", "k", "--sfa", "s", "--sfb", "s"], lambda: fp4sim.mma(a[:, :48], a[:, :48], s, s, kind="mxf4")),
         (["--a", "a", "--b", "a", "--sfa", "k", "--sfb", "s"], lambda: fp4sim.mma(a, a, a[:, :48], s, kind="mxf4")),
+        (["--a", "a", "--b", "a", "--sfa", "s", "--sfb", "s", "--c", "c"],
+         lambda: fp4sim.mma(a, a, s, s, np.zeros(4, np.float32), kind="mxf4")),
+        (["--a", "a", "--b", "a", "--sfa", "s", "--sfb", "s", "--c", "cu"], lambda: fp4sim.mma(a, a, s, s, s, kind="mxf4")),
     ):
         full = [str(tmp_path / f"{x}.npy") if i % 2 else x for i, x in enumerate(args)]
         p = run_cli(cli, "mma", "--kind", "mxf4", *full, "--out", tmp_path / "d.npy", ok=False)
         assert p.returncode == 1
         msg = p.stderr.strip().removeprefix("fp4sim: error: ")
-        role = {"--a": "a", "--b": "b", "--sfa": "sfa", "--sfb": "sfb"}
+        role = {"--a": "a", "--b": "b", "--sfa": "sfa", "--sfb": "sfb", "--c": "c"}
         for opt, path in zip(full[0::2], full[1::2]):
             if msg.startswith(path):
                 msg = role[opt] + msg[len(path):]
