@@ -73,7 +73,7 @@ FP4SIM_INLINE uint32_t e2m1_rne_mag(uint32_t ab) {
 // at one mantissa bit (add 2^21 - 1 plus the kept bit), whose exponent and bit are the code plus
 // 252, capped at 7 (saturation; Inf and NaN patterns land above 7 too). |v| < 1: the code is
 // RN-even(2 |v|) in {0, 1, 2}, which the conversion gives (MXCSR round-to-nearest-even). Sign:
-// x < 0, not -0.0 and not NaN, i.e. INT_MIN < bits(x) <= bits(-Inf) as signed integers.
+// x < 0 as an ordered float compare (false for -0.0 and NaN).
 // GCC's auto-vectorized form of the scalar loop runs at less than half this rate.
 #define FP4SIM_SET1(f) _mm256_set1_epi32(static_cast<int>(std::bit_cast<uint32_t>(f)))
 __attribute__((target("avx2"), always_inline)) inline void e2m1_rne_16_avx2_inl(const float* x, float inv,
@@ -82,7 +82,6 @@ __attribute__((target("avx2"), always_inline)) inline void e2m1_rne_16_avx2_inl(
   const __m256i absm = _mm256_set1_epi32(0x7FFFFFFF), one_bit = _mm256_set1_epi32(1);
   const __m256i half_ulp = _mm256_set1_epi32(0x1FFFFF), bias = _mm256_set1_epi32(252), seven = _mm256_set1_epi32(7);
   const __m256i below_one = _mm256_sub_epi32(FP4SIM_SET1(1.0f), one_bit);  // |v| >= 1 <=> bits > this
-  const __m256i int_min = _mm256_set1_epi32(INT32_MIN), neg_inf_next = _mm256_set1_epi32(static_cast<int>(0xFF800001u));
   const __m256i eight = _mm256_set1_epi32(8);
   __m256i c[2];
   for (int h = 0; h < 2; ++h) {
@@ -92,8 +91,7 @@ __attribute__((target("avx2"), always_inline)) inline void e2m1_rne_16_avx2_inl(
     norm = _mm256_min_epu32(_mm256_sub_epi32(_mm256_srli_epi32(norm, 22), bias), seven);
     const __m256i sub = _mm256_cvtps_epi32(_mm256_add_ps(_mm256_castsi256_ps(ab), _mm256_castsi256_ps(ab)));
     const __m256i m = _mm256_blendv_epi8(sub, norm, _mm256_cmpgt_epi32(ab, below_one));
-    const __m256i xb = _mm256_castps_si256(xv);
-    const __m256i neg = _mm256_and_si256(_mm256_cmpgt_epi32(xb, int_min), _mm256_cmpgt_epi32(neg_inf_next, xb));
+    const __m256i neg = _mm256_castps_si256(_mm256_cmp_ps(xv, _mm256_setzero_ps(), _CMP_LT_OQ));
     c[h] = _mm256_or_si256(m, _mm256_and_si256(neg, eight));
   }
   __m256i p = _mm256_permute4x64_epi64(_mm256_packs_epi32(c[0], c[1]), 0xD8);
@@ -297,9 +295,8 @@ __attribute__((target("avx2"), always_inline)) inline __m256i small_codes_8(__m2
   const __m256i norm = _mm256_sub_epi32(_mm256_srl_epi32(u, sh), _mm256_set1_epi32(static_cast<int>(c.exp_adj)));
   const __m256i is_sub = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(c.min_normal)), ab);
   const __m256i mag = _mm256_min_epu32(_mm256_blendv_epi8(norm, sub, is_sub), _mm256_set1_epi32(static_cast<int>(c.max_code)));
-  // x < 0, not -0.0 and not NaN: INT_MIN < bits(x) <= bits(-Inf) as signed integers
-  const __m256i neg = _mm256_and_si256(_mm256_cmpgt_epi32(xb, _mm256_set1_epi32(INT32_MIN)),
-                                       _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(0xFF800001u)), xb));
+  // x < 0 as an ordered compare: false for -0.0 and NaN (SPEC §1's sign rule)
+  const __m256i neg = _mm256_castps_si256(_mm256_cmp_ps(_mm256_castsi256_ps(xb), _mm256_setzero_ps(), _CMP_LT_OQ));
   return _mm256_or_si256(mag, _mm256_and_si256(neg, _mm256_set1_epi32(static_cast<int>(c.sign_bit))));
 }
 
@@ -767,10 +764,24 @@ FP4SIM_INLINE double round_sig_bits(double v, int bits) {
 
 // REC = BF16(1 / E6M2) for every E6M2 code. 1/(1 + m/4) is a repeating binary fraction for
 // m != 0, so rounding its double to 8 bits is a single rounding of the exact quotient.
+// Also, per code, the level thresholds as FP32 patterns: t2 (t4) = the smallest float f with
+// f * REC >= 2 (>= 4), so that a group max v (an FP32 value) passes "v * REC >= 2" iff bits(v) >=
+// t2 (finite non-negative floats order like their bit patterns). f * REC is exact in double.
 struct Hif4RecTable {
   std::array<double, 256> rec{};
+  std::array<uint32_t, 256> t2{}, t4{};
+  static uint32_t smallest_reaching(double rec, double target) {
+    float f = static_cast<float>(target / rec);
+    while (static_cast<double>(f) * rec < target) f = std::nextafter(f, INFINITY);
+    while (f > 0.0f && static_cast<double>(std::nextafter(f, 0.0f)) * rec >= target) f = std::nextafter(f, 0.0f);
+    return f2u(f);
+  }
   Hif4RecTable() {
-    for (uint32_t c = 0; c < 255; ++c) rec[c] = round_sig_bits(1.0 / decode(kE6M2, c), 8);
+    for (uint32_t c = 0; c < 255; ++c) {
+      rec[c] = round_sig_bits(1.0 / decode(kE6M2, c), 8);
+      t2[c] = smallest_reaching(rec[c], 2.0);
+      t4[c] = smallest_reaching(rec[c], 4.0);
+    }
   }
 };
 
@@ -806,42 +817,52 @@ const Hif4RecTable& hif4_recs() {
 #if defined(__x86_64__)
 // HiF4 element codes of 8 values (elements 8q .. 8q+7 of a block) in exact integer arithmetic:
 // c = min(7, floor(|x| * k + r/256)) with k = REC * 2^(2 - level) (the portable hif4_codes with
-// add = r/256; r = 128 is half-up). |x| = mx * 2^(ex - 150) (24-bit significand, FP32 subnormals
-// with ex = 1) and REC = mr * 2^(er - 7) (8 bits), so |x| * k = P / 2^s with P = mx * mr < 2^32
-// exact in 32 bits and s = 155 - ex - er + level; floor(P / 2^s + r/256) = (floor(P / 2^(s-8)) + r)
-// >> 8. For a normal x, P >= 2^30, so s <= 27 means |x| * k >= 8: code 7 (this also covers the
-// shift counts the formula cannot take); shifts of 32 or more give 0 (srlv), as they should.
+// add = r/256; r = 128 is half-up). |x| = mx * 2^(ef - 150) (24-bit significand, FP32 exponent
+// field ef) and REC = mr * 2^(er - 7) (8 bits), so |x| * k = P / 2^s with P = mx * mr < 2^32 exact
+// in 32 bits and s = 155 - ef - er + level; floor(P / 2^s + r/256) = (floor(P / 2^(s-8)) + r) >> 8.
+// base_lvl holds 147 - er + level, so sa = s - 8 = base_lvl - ef. Shifts of 32 or more give 0
+// (srlv), as they should. For a normal x, P >= 2^30: below sa = 12 the code is 7 anyway, and
+// clamping sa up to 12 keeps it 7 (P >> 12 >= 2^18) while P >> sa + r cannot overflow. FP32
+// subnormals (ef = 0, read here with a hidden bit) have sa >= 99: code 0, as for their true value.
 template <bool SR>
 __attribute__((target("avx2"), always_inline)) inline __m256i hif4_codes_8(__m256i xb, __m256i mr, __m256i base_lvl,
                                                                           __m256i r) {
-  const __m256i ab = _mm256_and_si256(xb, _mm256_set1_epi32(0x7FFFFFFF));
-  const __m256i ef = _mm256_srli_epi32(ab, 23);
-  const __m256i hidden = _mm256_andnot_si256(_mm256_cmpeq_epi32(ef, _mm256_setzero_si256()), _mm256_set1_epi32(0x800000));
-  const __m256i mx = _mm256_or_si256(_mm256_and_si256(ab, _mm256_set1_epi32(0x7FFFFF)), hidden);
-  const __m256i sa = _mm256_sub_epi32(base_lvl, _mm256_max_epi32(ef, _mm256_set1_epi32(1)));  // s - 8
+  const __m256i ef = _mm256_srli_epi32(_mm256_slli_epi32(xb, 1), 24);
+  const __m256i mx = _mm256_or_si256(_mm256_and_si256(xb, _mm256_set1_epi32(0x7FFFFF)), _mm256_set1_epi32(0x800000));
+  const __m256i sa = _mm256_max_epi32(_mm256_sub_epi32(base_lvl, ef), _mm256_set1_epi32(12));
   const __m256i p = _mm256_mullo_epi32(mx, mr);
-  __m256i c = _mm256_srli_epi32(_mm256_add_epi32(_mm256_srlv_epi32(p, sa), r), 8);
-  c = _mm256_or_si256(c, _mm256_cmpgt_epi32(_mm256_set1_epi32(20), sa));  // s <= 27: all ones, then 7
-  c = _mm256_min_epu32(c, _mm256_set1_epi32(7));
-  const __m256i neg = _mm256_and_si256(_mm256_cmpgt_epi32(xb, _mm256_set1_epi32(INT32_MIN)),
-                                       _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(0xFF800001u)), xb));
+  const __m256i c = _mm256_min_epu32(_mm256_srli_epi32(_mm256_add_epi32(_mm256_srlv_epi32(p, sa), r), 8),
+                                     _mm256_set1_epi32(7));
+  const __m256i neg = _mm256_castps_si256(_mm256_cmp_ps(_mm256_castsi256_ps(xb), _mm256_setzero_ps(), _CMP_LT_OQ));
   return _mm256_or_si256(c, _mm256_and_si256(neg, _mm256_set1_epi32(8)));
 }
 
-// HiF4 with AVX2, half-up or SR: the same decisions as quantize_hif4's portable loop, as vector compares.
-// The 16 group maxima (unsigned max of |x| patterns, NaN above Inf, as abs_max_bits) come from
-// two in-lane shuffles; the levels are compares of exact double products (24 x 8 significant
-// bits), their bits collected with movemask: E1_8 bit kk = v8[kk] * REC >= 4, E1_16 bit j =
-// v16[j] * REC >= (E1_8 of j's half ? 4 : 2) (the portable loop's "* 0.5 >= 2"). Then the same
-// element codes in integers (hif4_codes_8). SR bytes come in batches of 32 blocks (Philox on eight
-// lanes). tests: test_hif4 (reference differential, directed cases), test_quant_fast (portable).
+// E1_16 bits from a movemask of group maxima in lane order (g0 g2 g4 g6 g1 g3 g5 g7).
+constexpr std::array<uint8_t, 256> kHif4Interleave = [] {
+  std::array<uint8_t, 256> t{};
+  for (unsigned m = 0; m < 256; ++m) {
+    unsigned v = 0;
+    for (unsigned i = 0; i < 4; ++i) v |= ((m >> i) & 1u) << (2 * i) | ((m >> (4 + i)) & 1u) << (2 * i + 1);
+    t[m] = static_cast<uint8_t>(v);
+  }
+  return t;
+}();
+
+// HiF4 with AVX2, half-up or SR: the same decisions as quantize_hif4's portable loop. The 16 group
+// maxima (unsigned max of |x| patterns, NaN above Inf, as abs_max_bits) come out of an unpack /
+// max tree in two vectors, lanes in the order g0 g2 g4 g6 | g1 g3 g5 g7 (and g8..g15), so a half
+// swap pairs each group with its E1_8 partner. The levels are integer compares against the
+// per-code thresholds t2 / t4 (Hif4RecTable): E1_8 bit k = V8[k] >= t4 (V8 * REC >= 4), E1_16 bit
+// j = V16[j] >= (E1_8 of j's pair ? t4 : t2) (the portable "V16 * REC * 0.5 >= 2"). Then the
+// element codes in integers (hif4_codes_8). SR bytes come in batches of 32 blocks (Philox on
+// eight lanes). tests: test_hif4 (reference differential, directed cases), test_quant_fast.
 template <bool SR>
 __attribute__((target("avx2"))) void quantize_hif4_avx2(const float* x, size_t n_blocks, const QuantOptions& opt,
                                                         uint8_t* codes, uint32_t* words, uint64_t first_index) {
   const Hif4RecTable& recs = hif4_recs();
-  const __m256i absm = _mm256_set1_epi32(0x7FFFFFFF);
-  const __m256i lane0_4 = _mm256_setr_epi32(0, 4, 0, 4, 0, 4, 0, 4);  // group maxima of one vector
-  const __m256d two = _mm256_set1_pd(2.0), four = _mm256_set1_pd(4.0);
+  const __m256i absm = _mm256_set1_epi32(0x7FFFFFFF), one = _mm256_set1_epi32(1);
+  __m256i lane_pick[4];  // element vector q: lanes (q%4) x 4 then (q%4 + 4) x 4 of its level vector
+  for (int i = 0; i < 4; ++i) lane_pick[i] = _mm256_setr_epi32(i, i, i, i, i + 4, i + 4, i + 4, i + 4);
   constexpr size_t kBatch = 32;
   alignas(32) std::array<uint8_t, kBatch * 64> rb{};
   for (size_t b = 0; b < n_blocks; ++b) {
@@ -850,19 +871,19 @@ __attribute__((target("avx2"))) void quantize_hif4_avx2(const float* x, size_t n
     }
     const float* xb = x + b * 64;
     uint8_t* cb = codes + b * 64;
-    // g[q] lanes 0, 1 = maxima of groups 2q, 2q+1 (elements 8q..8q+3, 8q+4..8q+7).
-    __m128i quad[4];  // quad[p] = maxima of groups 4p..4p+3
-    for (int p = 0; p < 4; ++p) {
-      __m256i g[2];
-      for (int h = 0; h < 2; ++h) {
-        __m256i a = _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb + 16 * p + 8 * h)), absm);
-        a = _mm256_max_epu32(a, _mm256_shuffle_epi32(a, 0x4E));
-        a = _mm256_max_epu32(a, _mm256_shuffle_epi32(a, 0xB1));
-        g[h] = _mm256_permutevar8x32_epi32(a, lane0_4);  // lanes 0, 1: the two groups
-      }
-      quad[p] = _mm_unpacklo_epi64(_mm256_castsi256_si128(g[0]), _mm256_castsi256_si128(g[1]));
+    __m256i xv[8];
+    for (int k = 0; k < 8; ++k) xv[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb + 8 * k));
+    __m256i g[2];  // group maxima, lane order g0 g2 g4 g6 | g1 g3 g5 g7 (g[1]: groups + 8)
+    for (int h = 0; h < 2; ++h) {
+      const __m256i* a = xv + 4 * h;
+      const __m256i a0 = _mm256_and_si256(a[0], absm), a1 = _mm256_and_si256(a[1], absm);
+      const __m256i a2 = _mm256_and_si256(a[2], absm), a3 = _mm256_and_si256(a[3], absm);
+      const __m256i b01 = _mm256_max_epu32(_mm256_unpacklo_epi32(a0, a1), _mm256_unpackhi_epi32(a0, a1));
+      const __m256i b23 = _mm256_max_epu32(_mm256_unpacklo_epi32(a2, a3), _mm256_unpackhi_epi32(a2, a3));
+      g[h] = _mm256_max_epu32(_mm256_unpacklo_epi64(b01, b23), _mm256_unpackhi_epi64(b01, b23));
     }
-    __m128i mx = _mm_max_epu32(_mm_max_epu32(quad[0], quad[1]), _mm_max_epu32(quad[2], quad[3]));
+    const __m256i gm = _mm256_max_epu32(g[0], g[1]);
+    __m128i mx = _mm_max_epu32(_mm256_castsi256_si128(gm), _mm256_extracti128_si256(gm, 1));
     mx = _mm_max_epu32(mx, _mm_shuffle_epi32(mx, 0x4E));
     mx = _mm_max_epu32(mx, _mm_shuffle_epi32(mx, 0xB1));
     const auto vmax_bits = static_cast<uint32_t>(_mm_cvtsi128_si32(mx));
@@ -872,34 +893,32 @@ __attribute__((target("avx2"))) void quantize_hif4_avx2(const float* x, size_t n
       continue;
     }
     const uint8_t e6m2 = vmax_bits == 0 ? uint8_t{0} : hif4_e6m2_code(u2f(vmax_bits));
-    const __m256d rec = _mm256_set1_pd(recs.rec[e6m2]);
-    uint32_t w = e6m2;
-    for (int p = 0; p < 4; ++p) {
-      // v16 of groups 4p..4p+3 as doubles, v8 of their two halves (groups 4p|4p+1, 4p+2|4p+3).
-      const __m256d v16 = _mm256_cvtps_pd(_mm_castsi128_ps(quad[p]));
-      const __m128i m8 = _mm_max_epu32(quad[p], _mm_shuffle_epi32(quad[p], 0xB1));  // lanes 0, 2
-      const __m256d v8 = _mm256_cvtps_pd(_mm_castsi128_ps(m8));                     // lanes 0, 2 used
-      const __m256d l2 = _mm256_cmp_pd(_mm256_mul_pd(v8, rec), four, _CMP_GE_OQ);
-      const __m256d l2g = _mm256_permute4x64_pd(l2, 0xA0);  // lane 0 -> groups 0, 1; lane 2 -> 2, 3
-      const __m256d l3 = _mm256_cmp_pd(_mm256_mul_pd(v16, rec), _mm256_blendv_pd(two, four, l2g), _CMP_GE_OQ);
-      const int l2bits = _mm256_movemask_pd(l2), l3bits = _mm256_movemask_pd(l3);
-      w |= static_cast<uint32_t>((l2bits & 1) | ((l2bits >> 1) & 2)) << (8 + 2 * p);
-      w |= static_cast<uint32_t>(l3bits) << (16 + 4 * p);
-    }
-    words[b] = w;
+    // t - 1 so that a signed > is >= (all patterns here are finite and non-negative; t >= 1)
+    const __m256i t2m1 = _mm256_set1_epi32(static_cast<int>(recs.t2[e6m2] - 1));
+    const __m256i t4m1 = _mm256_set1_epi32(static_cast<int>(recs.t4[e6m2] - 1));
     // REC = mr * 2^(er - 7): its 8 significant bits and exponent from the double's fields
     const auto ru = std::bit_cast<uint64_t>(recs.rec[e6m2]);
     const int er = static_cast<int>((ru >> 52) & 0x7FF) - 1023;
     const __m256i mr = _mm256_set1_epi32(static_cast<int>(0x80u | ((ru >> 45) & 0x7Fu)));
+    const __m256i base = _mm256_set1_epi32(147 - er);
+    uint32_t w = e6m2;
+    __m256i lvl[2];  // 147 - er + level, per group in the lane order of g
+    for (int h = 0; h < 2; ++h) {
+      const __m256i v8 = _mm256_max_epu32(g[h], _mm256_permute2x128_si256(g[h], g[h], 1));
+      const __m256i l2 = _mm256_cmpgt_epi32(v8, t4m1);
+      const __m256i l3 = _mm256_cmpgt_epi32(g[h], _mm256_blendv_epi8(t2m1, t4m1, l2));
+      w |= static_cast<uint32_t>(_mm256_movemask_ps(_mm256_castsi256_ps(l2)) & 0xF) << (8 + 4 * h);
+      w |= static_cast<uint32_t>(kHif4Interleave[static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(l3)))])
+           << (16 + 8 * h);
+      lvl[h] = _mm256_add_epi32(base, _mm256_add_epi32(_mm256_and_si256(l2, one), _mm256_and_si256(l3, one)));
+    }
+    words[b] = w;
     const uint8_t* rbb = rb.data() + (b % kBatch) * 64;
     __m256i cc[8];
     for (int q = 0; q < 8; ++q) {
-      // level of element 8q + i: E1_8 bit q plus E1_16 bit 2q (i < 4) or 2q + 1
-      const int l2 = static_cast<int>((w >> (8 + q)) & 1u);
-      const int lo = l2 + static_cast<int>((w >> (16 + 2 * q)) & 1u), hi = l2 + static_cast<int>((w >> (17 + 2 * q)) & 1u);
-      const __m256i base_lvl = _mm256_blend_epi32(_mm256_set1_epi32(147 - er + lo), _mm256_set1_epi32(147 - er + hi), 0xF0);
+      const __m256i base_lvl = _mm256_permutevar8x32_epi32(lvl[q / 4], lane_pick[q % 4]);
       const __m256i r = SR ? rbytes_8(rbb + 8 * q) : _mm256_set1_epi32(128);
-      cc[q] = hif4_codes_8<SR>(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb + 8 * q)), mr, base_lvl, r);
+      cc[q] = hif4_codes_8<SR>(xv[q], mr, base_lvl, r);
     }
     store_codes_32(cc[0], cc[1], cc[2], cc[3], cb);
     store_codes_32(cc[4], cc[5], cc[6], cc[7], cb + 32);
