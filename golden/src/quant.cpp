@@ -529,11 +529,13 @@ __attribute__((target("avx2"), always_inline)) inline __m256i ue4m3_rne_sat_8(__
 // Eight lanes whose unsigned max is the 16-value block's NaN-ignoring amax pattern.
 __attribute__((target("avx2"), always_inline)) inline __m256i nvfp4_block_max_8(const float* xb, __m256i absm,
                                                                                 __m256i expm) {
-  __m256i a0 = _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb)), absm);
-  __m256i a1 = _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb + 8)), absm);
-  a0 = _mm256_andnot_si256(_mm256_cmpgt_epi32(a0, expm), a0);  // NaN -> 0 (fmaxf ignores NaN)
-  a1 = _mm256_andnot_si256(_mm256_cmpgt_epi32(a1, expm), a1);
-  return _mm256_max_epu32(a0, a1);
+  (void)expm;
+  const __m256i a0 = _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb)), absm);
+  const __m256i a1 = _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb + 8)), absm);
+  // maxps returns its second operand when either is NaN: max(|x1|, max(|x0|, 0)) ignores NaNs as
+  // fmaxf does, and on non-negative floats it is the max of the patterns.
+  const __m256 m0 = _mm256_max_ps(_mm256_castsi256_ps(a0), _mm256_setzero_ps());
+  return _mm256_castps_si256(_mm256_max_ps(_mm256_castsi256_ps(a1), m0));
 }
 
 // Lane i = the NaN-ignoring amax pattern of block i of eight consecutive 16-value blocks: each
