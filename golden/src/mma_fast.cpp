@@ -457,7 +457,7 @@ IntOperand prep_int(const Ctx& c, bool is_a, const uint8_t* codes, const uint32_
     for (int v = 0; v < 256; ++v) {
       const Dy& x = dy[v & mask];
       tbad[v] = special(x) ? 1 : 0;
-      tq[v] = special(x) ? 0 : static_cast<int64_t>(x.m) << (x.e - mb - o.ulp);
+      tq[v] = special(x) || x.m == 0 ? 0 : static_cast<int64_t>(x.m) << (x.e - mb - o.ulp);  // shift >= 0
       o.max_abs = std::max(o.max_abs, std::fabs(static_cast<double>(tq[v])));
     }
   }
