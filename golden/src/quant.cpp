@@ -586,7 +586,8 @@ __attribute__((target("avx2"), always_inline)) inline void nvfp4_elems_16(const 
 template <bool SR>
 __attribute__((target("avx2"))) void nvfp4_1x16_avx2(const float* __restrict x, size_t n_blocks, Nvfp4TensorScale ts,
                                                      const QuantOptions& opt, uint64_t first_index,
-                                                     uint8_t* __restrict codes, uint8_t* __restrict scales) {
+                                                     const uint32_t* bmax, uint8_t* __restrict codes,
+                                                     uint8_t* __restrict scales) {
   const __m256i absm = _mm256_set1_epi32(0x7FFFFFFF), expm = _mm256_set1_epi32(0x7F800000);
   const SmallFmtConst c = small_fmt_const(kE2M1, true);
   std::array<float, 128> inv_of;  // the inverse depends only on the code: one division per code
@@ -597,7 +598,8 @@ __attribute__((target("avx2"))) void nvfp4_1x16_avx2(const float* __restrict x, 
   for (; b + 8 <= n_blocks; b += 8) {
     const float* xc = x + b * 16;
     if constexpr (SR) sr_bytes(opt.seed, opt.stream, first_index + b * 16, 128, rb.data());
-    const __m256i r = block_maxima_8(xc, absm, expm);
+    const __m256i r = bmax ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bmax + b))
+                           : block_maxima_8(xc, absm, expm);
     const __m256i code = ue4m3_rne_sat_8(_mm256_mul_ps(_mm256_castsi256_ps(r), _mm256_set1_ps(mult)));
     alignas(32) uint32_t c8[8];
     _mm256_store_si256(reinterpret_cast<__m256i*>(c8), code);
@@ -609,10 +611,32 @@ __attribute__((target("avx2"))) void nvfp4_1x16_avx2(const float* __restrict x, 
   for (; b < n_blocks; ++b) {
     const float* xb = x + b * 16;
     if constexpr (SR) sr_bytes(opt.seed, opt.stream, first_index + b * 16, 16, rb.data());
-    const uint8_t code = nvfp4_scale_code(u2f(block_max_1(xb, absm, expm)), ts);
+    const uint8_t code = nvfp4_scale_code(u2f(bmax ? bmax[b] : block_max_1(xb, absm, expm)), ts);
     scales[b] = code;
     nvfp4_elems_16<SR>(xb, inv_of[code], rb.data(), c, codes + b * 16);
   }
+}
+
+// The block maxima of n_blocks 16-value blocks (NaN ignored) into out, and their max: the first
+// NVFP4 pass (tensor amax) keeps them so that the second need not reduce every block again.
+__attribute__((target("avx2"))) float nvfp4_block_maxima_avx2(const float* x, size_t n_blocks, uint32_t* out) {
+  const __m256i absm = _mm256_set1_epi32(0x7FFFFFFF), expm = _mm256_set1_epi32(0x7F800000);
+  __m256i acc = _mm256_setzero_si256();
+  size_t b = 0;
+  for (; b + 8 <= n_blocks; b += 8) {
+    const __m256i r = block_maxima_8(x + b * 16, absm, expm);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + b), r);
+    acc = _mm256_max_epu32(acc, r);
+  }
+  alignas(32) uint32_t lanes[8];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), acc);
+  uint32_t m = 0;
+  for (uint32_t l : lanes) m = std::max(m, l);
+  for (; b < n_blocks; ++b) {
+    out[b] = block_max_1(x + b * 16, absm, expm);
+    m = std::max(m, out[b]);
+  }
+  return u2f(m);
 }
 
 // NVFP4 2D (16x16 tiles) with AVX2, per group of 16 rows: the tile amaxes as running unsigned
@@ -702,8 +726,9 @@ float tensor_amax(const float* x, size_t n) {
 
 // Rows [0, rows) of a chunk whose first element has flat index first_index (the SR counter),
 // under the tensor scale ts; x, codes and scales point at the chunk. A 2D chunk starts on a tile.
+// bmax: the chunk's block maxima from the first pass (AVX2 1x16 only), or null.
 void quantize_nvfp4_rows(const float* x, size_t rows, size_t cols, const QuantOptions& opt, Nvfp4TensorScale ts,
-                         uint64_t first_index, uint8_t* codes, uint8_t* scales) {
+                         uint64_t first_index, const uint32_t* bmax, uint8_t* codes, uint8_t* scales) {
   const size_t sc = cols / 16;
   const bool sr = opt.rounding == Rounding::Sr;
 #if defined(__x86_64__)
@@ -712,8 +737,8 @@ void quantize_nvfp4_rows(const float* x, size_t rows, size_t cols, const QuantOp
       if (sr) nvfp4_2d_avx2<true>(x, rows, cols, ts, opt, first_index, codes, scales);
       else nvfp4_2d_avx2<false>(x, rows, cols, ts, opt, first_index, codes, scales);
     } else {
-      if (sr) nvfp4_1x16_avx2<true>(x, rows * sc, ts, opt, first_index, codes, scales);
-      else nvfp4_1x16_avx2<false>(x, rows * sc, ts, opt, first_index, codes, scales);
+      if (sr) nvfp4_1x16_avx2<true>(x, rows * sc, ts, opt, first_index, bmax, codes, scales);
+      else nvfp4_1x16_avx2<false>(x, rows * sc, ts, opt, first_index, bmax, codes, scales);
     }
     return;
   }
@@ -1072,10 +1097,22 @@ void quantize(BlockFormat f, std::span<const float> x_in, size_t rows, size_t co
 
   if (f == BlockFormat::Nvfp4) {
     std::vector<float> chunk_amax(n_chunks, 0.0f);
+#if defined(__x86_64__)
+    const bool keep_bmax = use_avx2 && !opt.two_d && (opt.rounding == Rounding::Rne || opt.rounding == Rounding::Sr);
+#else
+    const bool keep_bmax = false;
+#endif
+    std::unique_ptr<uint32_t[]> bmax(keep_bmax ? new uint32_t[nb] : nullptr);
     parallel_chunks(n_chunks, threads, [&](size_t c) {
       size_t r0;
       const size_t nr = chunk_rows_of(c, r0);
       if (opt.rht != 0) rotate(r0, nr);
+#if defined(__x86_64__)
+      if (keep_bmax) {
+        chunk_amax[c] = nvfp4_block_maxima_avx2(x + r0 * cols, nr * cols / 16, bmax.get() + r0 * cols / 16);
+        return;
+      }
+#endif
       chunk_amax[c] = tensor_amax(x + r0 * cols, nr * cols);
     });
     q.amax = *std::max_element(chunk_amax.begin(), chunk_amax.end());
@@ -1085,7 +1122,8 @@ void quantize(BlockFormat f, std::span<const float> x_in, size_t rows, size_t co
       size_t r0;
       const size_t nr = chunk_rows_of(c, r0);
       const size_t off = r0 * cols;
-      quantize_nvfp4_rows(x + off, nr, cols, opt, ts, off, q.codes.data() + off, q.scales.data() + off / 16);
+      quantize_nvfp4_rows(x + off, nr, cols, opt, ts, off, bmax ? bmax.get() + off / 16 : nullptr,
+                          q.codes.data() + off, q.scales.data() + off / 16);
     });
     return;
   }

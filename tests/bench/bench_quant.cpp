@@ -1,13 +1,13 @@
 // Quantizer throughput against a memcpy of the same input bytes in the same run.
 //
-//   build/tests/bench_quant --benchmark_min_time=0.3
+//   build/tests/bench_quant --benchmark_min_time=0.3 [--benchmark_repetitions=3]
 //
 // Each quantizer reports elements/s; at exit a table gives each rate as a fraction of a memcpy
 // rate (elements/s of copying 4 bytes per element), so the numbers are ratios measured together
 // rather than absolute times that depend on the machine's load. One-core rows (16 MiB input) are
 // compared with a one-core memcpy; rows named "*_mt" quantize a 256 MiB tensor with
 // QuantOptions::threads = all cores and are compared with memcpy_mt, the same bytes copied by as
-// many threads, each its own contiguous slice.
+// many threads, each its own contiguous slice. With repetitions the table uses each row's median.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -15,6 +15,7 @@
 #include <cstring>
 #include <map>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -147,10 +148,13 @@ class RatioReporter : public benchmark::ConsoleReporter {
     ConsoleReporter::ReportRuns(runs);
     for (const auto& r : runs) {
       auto it = r.counters.find("items_per_second");
-      if (it == r.counters.end() || r.run_type != Run::RT_Iteration) continue;
-      std::string name = r.benchmark_name();
-      if (const size_t p = name.find("/real_time"); p != std::string::npos) name.erase(p);
-      rates_[name] = it->second;
+      if (it == r.counters.end()) continue;
+      // with --benchmark_repetitions, the median of the repetitions; else the one run
+      const bool median = r.run_type == Run::RT_Aggregate && r.aggregate_name == "median";
+      if (r.run_type != Run::RT_Iteration && !median) continue;
+      std::string name = r.run_name.function_name + (r.run_name.args.empty() ? "" : "/" + r.run_name.args);
+      if (median || !medians_.count(name)) rates_[name] = it->second;
+      if (median) medians_.insert(name);
     }
   }
   void Finalize() override {
@@ -168,6 +172,7 @@ class RatioReporter : public benchmark::ConsoleReporter {
 
  private:
   std::map<std::string, double> rates_;
+  std::set<std::string> medians_;
 };
 
 }  // namespace
