@@ -130,6 +130,18 @@ Scales prep_scales(const Ctx& c, const uint32_t* s, size_t rows, size_t nblk) {
   return r;
 }
 
+// True when more than 1/8 of the outputs would go to the generic model one by one (rows with NaN /
+// Inf codes): the generic GEMM, which decodes each row once, is then the faster choice.
+bool mostly_special(const std::vector<uint8_t>& bad_a, const std::vector<uint8_t>& bad_b, const std::vector<uint8_t>* bad_a2 = nullptr,
+                    const std::vector<uint8_t>* bad_b2 = nullptr) {
+  auto good = [](const std::vector<uint8_t>& x, const std::vector<uint8_t>* y) {
+    size_t n = 0;
+    for (size_t i = 0; i < x.size(); ++i) n += !x[i] && !(y && (*y)[i]);
+    return static_cast<double>(n) / static_cast<double>(x.size());
+  };
+  return good(bad_a, bad_a2) * good(bad_b, bad_b2) < 7.0 / 8.0;
+}
+
 // HiF4 element as q = +-c << level (value q / 4), as decode_rows builds it.
 inline int8_t hif4_q(uint8_t code, uint32_t word, size_t k) {
   const int cm = code & 7;
@@ -178,6 +190,7 @@ FP4SIM_AVX2 bool gemm_bw_grouped(const Ctx& c, size_t M, size_t N, size_t K, con
   for (size_t x = 0; x < M * K; ++x) qa[x] = ta[a[x]];
   for (size_t x = 0; x < N * K; ++x) qb[x] = tb[b[x]];
   const Scales xa = prep_scales(c, sa, M, nblk), xb = prep_scales(c, sb, N, nblk);
+  if (mostly_special(xa.row_bad, xb.row_bad)) return false;
   // Per 16-element group: the scale significand as a double with the 1/4 of s4 folded in,
   // f = m * 2^(e - mb_s - 1), and the scale exponent e.
   const size_t bpg0 = static_cast<size_t>(c.block / 16);
@@ -398,6 +411,7 @@ FP4SIM_AVX2 bool gemm_ascend(const Ctx& c, size_t M, size_t N, size_t K, const u
   for (size_t r = 0; r < N; ++r)
     for (size_t k = 0; k < K; ++k) qb[r * K + k] = hif4_q(b[r * K + k] & c.mask_b, sb[r * ng + k / 64], k);
   const Scales xa = prep_scales(c, sa, M, ng), xb = prep_scales(c, sb, N, ng);
+  if (mostly_special(xa.row_bad, xb.row_bad)) return false;
   for_rows(M, threads, [&](size_t r0, size_t r1) FP4SIM_AVX2 {
     std::vector<int32_t> s(ng);
     for (size_t i = r0; i < r1; ++i) {
@@ -498,6 +512,7 @@ FP4SIM_AVX2 bool gemm_exact(const Ctx& c, size_t M, size_t N, size_t K, const ui
   if (oa.max_abs * ob.max_abs * static_cast<double>(blk) * msmax * msmax >= 0x1p62) return false;
   const bool int8 = !oa.q8.empty() && !ob.q8.empty();
   const Scales xa = prep_scales(c, sa, M, nblk), xb = prep_scales(c, sb, N, nblk);
+  if (mostly_special(oa.row_bad, ob.row_bad, &xa.row_bad, &xb.row_bad)) return false;
   const int off = oa.ulp + ob.ulp - 2 * c.mb_s;
   for_rows(M, threads, [&](size_t r0, size_t r1) FP4SIM_AVX2 {
     std::vector<int32_t> s16(K / 16);

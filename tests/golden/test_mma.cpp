@@ -1353,4 +1353,32 @@ TEST(MmaFast, DirectedCorners) {
   }
 }
 
+TEST(MmaFast, FewSpecialRowsAmongFastOutputs) {
+  // One A row and one B row with a NaN scale, a NaN / Inf element where the format has one, and a
+  // few non-finite C values: those outputs take the generic model inside an otherwise fast GEMM.
+  std::mt19937_64 rng(1304);
+  for (const Combo& cb : all_combos()) {
+    for (int rep = 0; rep < 3; ++rep) {
+      const size_t ik = static_cast<size_t>(cb.cfg.kind->k);
+      const size_t M = 16, N = 19, K = 2 * ik, nblk = K / static_cast<size_t>(cb.cfg.block);
+      GemmData g = fast_case(rng, cb, M, N, K, 0);
+      if (g.c.empty()) g.c.assign(M * N, 0.5f);
+      const std::string sn(cb.cfg.scale->name);
+      const uint32_t s_nan = sn == "ue8m0" ? 255u : (sn == "ue4m3" ? 0x7Fu : 0xFFu);
+      if (rep == 0) g.sa[3 * nblk + 1] = s_nan;
+      if (rep == 0) g.sb[5 * nblk] = s_nan;
+      const fp4sim::ElemFormat& fa = *cb.cfg.elem_a;
+      const fp4sim::ElemFormat& fbm = *cb.cfg.elem_b;
+      if (rep == 1 && fa.has_nan()) g.a[7 * K + 3] = static_cast<uint8_t>(fa.nan_code());
+      if (rep == 1 && fbm.has_inf()) g.b[2 * K + ik] = static_cast<uint8_t>(fbm.inf_code() | sign_bit(fbm));
+      if (rep == 2 && fa.has_inf()) g.a[1 * K + 5] = static_cast<uint8_t>(fa.inf_code());
+      g.c[2 * N + 4] = std::numeric_limits<float>::infinity();
+      g.c[9 * N + 11] = -std::numeric_limits<float>::infinity();
+      g.c[15 * N + 18] = std::numeric_limits<float>::quiet_NaN();
+      expect_fast_equals_reference(cb, g, rep == 2 ? -2.0f : 1.0f, "few special rows, rep " + std::to_string(rep));
+      if (HasFailure()) return;
+    }
+  }
+}
+
 }  // namespace
