@@ -1381,4 +1381,19 @@ TEST(MmaFast, FewSpecialRowsAmongFastOutputs) {
   }
 }
 
+TEST(MmaFast, ThreadCountDoesNotChangeBits) {
+  std::mt19937_64 rng(1305);
+  for (const Combo& cb : all_combos()) {
+    const size_t ik = static_cast<size_t>(cb.cfg.kind->k);
+    const GemmData g = fast_case(rng, cb, 7, 37, 2 * ik, 0);
+    const std::vector<float> one = fp4sim::gemm(cb.cfg, cb.model, g.M, g.N, g.K, g.a, g.sa, g.b, g.sb, g.c, 1.0f, 1);
+    expect_fast_equals_reference(cb, g, 1.0f, "threads 1");
+    for (unsigned t : {2u, 3u, 7u, 0u}) {
+      const std::vector<float> d = fp4sim::gemm(cb.cfg, cb.model, g.M, g.N, g.K, g.a, g.sa, g.b, g.sb, g.c, 1.0f, t);
+      ASSERT_EQ(d.size(), one.size());
+      for (size_t q = 0; q < d.size(); ++q) ASSERT_EQ(fb(d[q]), fb(one[q])) << combo_name(cb) << " threads " << t << " " << q;
+    }
+  }
+}
+
 }  // namespace
