@@ -29,7 +29,10 @@ namespace fp4sim::mma_detail {
 namespace {
 
 bool have_avx2_fma() {
-  static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  static const bool ok = [] {
+    __builtin_cpu_init();  // gemm may run from a static initializer, before libgcc's own init
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  }();
   return ok;
 }
 
