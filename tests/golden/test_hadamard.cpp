@@ -355,7 +355,7 @@ TEST(Hadamard, NearMidpointsForIrrationalScale) {
     Gen g{77 + static_cast<uint64_t>(n)};
     const std::vector<int8_t> d(static_cast<size_t>(n), 1);
     int cases = 0;
-    const int tries = n == 128 ? 400 : 1500;  // the oracle is slow at N = 128
+    const int tries = n == 128 ? 150 : n == 32 ? 600 : 1500;  // the oracle is slow at large N
     for (int t = 0; t < tries; ++t) {
       const uint32_t e = 1 + g.next() % 250;
       const uint32_t mant = g.next() & 0x7FFFFF;
@@ -396,7 +396,7 @@ TEST(Hadamard, AllPathsEqualExactPath) {
   for (int n = 2; n <= 4096; n *= 2) {
     for (Kind k : {Kind::Narrow, Kind::Wide, Kind::Cancel, Kind::Tiny, Kind::Sparse, Kind::Bf16Grid}) {
       Gen g{5000 + static_cast<uint64_t>(n) + static_cast<uint64_t>(k)};
-      const int tiles = std::max(2, 4096 / n);
+      const int tiles = std::max(2, 2048 / n) + 1;  // an odd count: batches plus a tail
       std::vector<float> x;
       for (int t = 0; t < tiles; ++t) {
         const auto tile = gen_tile(g, k, n);
@@ -404,11 +404,17 @@ TEST(Hadamard, AllPathsEqualExactPath) {
       }
       const auto d = rht_signs(n, true, static_cast<uint64_t>(n));
       for (bool inverse : {false, true}) {
+        if (inverse && n > 256) continue;  // the exact path is slow under the sanitizers
+        auto exact32 = x;
+        rht_apply_exact(exact32, x.size(), n, d, false, inverse);  // one row of many tiles
         for (bool bf16 : {false, true}) {
-          auto exact = x;
-          rht_apply_exact(exact, static_cast<size_t>(n) * 2, n, d, bf16, inverse);  // two tiles per row
+          auto exact = exact32;  // BF16 output = RNE of the FP32 result (the oracle tests check this per path)
+          if (bf16) {
+            for (auto& v : exact) v = bf16_of(v);
+          }
           for (RhtPath p : paths()) {
-            expect_same_bits(run_path(x, static_cast<size_t>(n) * 2, n, d, bf16, inverse, p), exact, path_name(p));
+            if (p == RhtPath::Exact) continue;  // the reference itself
+            expect_same_bits(run_path(x, x.size(), n, d, bf16, inverse, p), exact, path_name(p));
             if (HasFatalFailure()) {
               ADD_FAILURE() << "n=" << n << " kind=" << static_cast<int>(k) << " inverse=" << inverse << " bf16=" << bf16;
               return;
@@ -538,7 +544,7 @@ TEST(Hadamard, MixedBatchesOnEveryPath) {
   const float inf = std::numeric_limits<float>::infinity();
   for (int n : {4, 8, 16, 32, 64, 128, 512}) {
     Gen g{4242 + static_cast<uint64_t>(n)};
-    const size_t tiles = static_cast<size_t>(std::max(40, 20000 / n)) + 3;  // not a multiple of a batch
+    const size_t tiles = static_cast<size_t>(std::max(24, 8000 / n)) + 3;  // not a multiple of a batch
     std::vector<float> x(tiles * static_cast<size_t>(n));
     for (auto& v : x) v = gen_float(g, Kind::Narrow);
     for (int s = 0; s < 40; ++s) {
@@ -562,8 +568,9 @@ TEST(Hadamard, MixedBatchesOnEveryPath) {
     for (bool inverse : {false, true}) {
       for (bool bf16 : {false, true}) {
         auto exact = x;
-        rht_apply_exact(exact, static_cast<size_t>(n), n, d, bf16, inverse);
+        rht_apply_exact(exact, static_cast<size_t>(n), n, d, bf16, inverse);  // NaN tiles too: the exact call
         for (RhtPath p : paths()) {
+          if (p == RhtPath::Exact) continue;  // the reference itself
           expect_same_bits(run_path(x, static_cast<size_t>(n), n, d, bf16, inverse, p), exact, path_name(p));
           if (HasFatalFailure()) {
             ADD_FAILURE() << "n=" << n << " inverse=" << inverse << " bf16=" << bf16;
