@@ -79,6 +79,14 @@ __device__ __forceinline__ bool load4(const float* x, size_t e, size_t n, float 
   return true;
 }
 
+// The loads of a tile's 4 steps, issued before any of them is used, so
+// that each lane keeps 64 bytes in flight.
+template <class A>
+__device__ __forceinline__ void load_tile(const A& a, size_t tile, unsigned lane, float (&xv)[4][4], bool (&ok)[4]) {
+#pragma unroll
+  for (int it = 0; it < 4; ++it) ok[it] = load4(a.x, tile + static_cast<size_t>(it) * 128 + 4 * lane, a.n, xv[it]);
+}
+
 // SR words of a tile: lane l holds the Philox block (tile / 16 + l).
 struct SrWords {
   uint32_t w[4];
@@ -144,12 +152,14 @@ __global__ void __launch_bounds__(kQuantThreads) kt_amax(QArgs a, unsigned* out)
   const Lane L = lane_info();
   uint32_t m = 0;
   for (size_t tile = L.first_tile; tile < a.n; tile += L.tile_stride) {
+    float xv[4][4];
+    bool ok[4];
+    load_tile(a, tile, L.lane, xv, ok);
 #pragma unroll
     for (int it = 0; it < 4; ++it) {
-      float v[4];
-      const bool ok = load4(a.x, tile + static_cast<size_t>(it) * 128 + 4 * L.lane, a.n, v);
+      float(&v)[4] = xv[it];
       if constexpr (Rht) rht_quad(v, L.lane, a.rht_mask, a.rht_bf16);
-      if (ok) m = max(m, hd::amax4_ignore_nan(v));
+      if (ok[it]) m = max(m, hd::amax4_ignore_nan(v));
     }
   }
   warp_amax_to(m, L.lane, out);
@@ -165,11 +175,13 @@ __global__ void __launch_bounds__(kQuantThreads) kt_nvfp4(QArgs a, const unsigne
   for (size_t tile = L.first_tile; tile < a.n; tile += L.tile_stride) {
     SrWords sr{};
     if constexpr (Sr) sr = draw(a.seed, a.stream, tile, L.lane);
+    float xv[4][4];
+    bool ok[4];
+    load_tile(a, tile, L.lane, xv, ok);
 #pragma unroll
     for (int it = 0; it < 4; ++it) {
       const size_t e = tile + static_cast<size_t>(it) * 128 + 4 * L.lane;
-      float v[4];
-      const bool ok = load4(a.x, e, a.n, v);
+      float(&v)[4] = xv[it];
       if constexpr (Rht) rht_quad(v, L.lane, a.rht_mask, a.rht_bf16);
       const uint32_t bam = group_max<4>(hd::amax4_ignore_nan(v));
       const uint8_t sc = hd::nvfp4_scale_code(hd::u2f(bam), ts);
@@ -177,7 +189,7 @@ __global__ void __launch_bounds__(kQuantThreads) kt_nvfp4(QArgs a, const unsigne
       uint32_t rb = 0;
       if constexpr (Sr) rb = sr_pick(sr, it, L.lane);
       const uint32_t c4 = hd::nvfp4_codes4(v, inv, a.rnd, rb);
-      if (ok) {
+      if (ok[it]) {
         *reinterpret_cast<uint32_t*>(codes + e) = c4;
         if ((L.lane & 3u) == 0) scales[e / 16] = sc;
         m = max(m, bam);
@@ -194,17 +206,19 @@ __global__ void __launch_bounds__(kQuantThreads) kt_mx(QArgs a, uint8_t* codes, 
   for (size_t tile = L.first_tile; tile < a.n; tile += L.tile_stride) {
     SrWords sr{};
     if constexpr (Sr) sr = draw(a.seed, a.stream, tile, L.lane);
+    float xv[4][4];
+    bool ok[4];
+    load_tile(a, tile, L.lane, xv, ok);
 #pragma unroll
     for (int it = 0; it < 4; ++it) {
       const size_t e = tile + static_cast<size_t>(it) * 128 + 4 * L.lane;
-      float v[4];
-      const bool ok = load4(a.x, e, a.n, v);
+      float(&v)[4] = xv[it];
       if constexpr (Rht) rht_quad(v, L.lane, a.rht_mask, a.rht_bf16);
       const hd::MxScale s = hd::mx_scale(a.elem, group_max<8>(hd::magmax4(v)), a.rule);
       uint32_t rb = 0;
       if constexpr (Sr) rb = sr_pick(sr, it, L.lane);
       const uint32_t c4 = hd::mx_codes4(a.elem, v, s, a.rnd, rb);
-      if (ok) {
+      if (ok[it]) {
         *reinterpret_cast<uint32_t*>(codes + e) = c4;
         if ((L.lane & 7u) == 0) scales[e / 32] = s.code;
       }
@@ -220,11 +234,13 @@ __global__ void __launch_bounds__(kQuantThreads) kt_hif4(QArgs a, uint8_t* codes
   for (size_t tile = L.first_tile; tile < a.n; tile += L.tile_stride) {
     SrWords sr{};
     if constexpr (Sr) sr = draw(a.seed, a.stream, tile, L.lane);
+    float xv[4][4];
+    bool ok[4];
+    load_tile(a, tile, L.lane, xv, ok);
 #pragma unroll
     for (int it = 0; it < 4; ++it) {
       const size_t e = tile + static_cast<size_t>(it) * 128 + 4 * L.lane;
-      float v[4];
-      const bool ok = load4(a.x, e, a.n, v);
+      float(&v)[4] = xv[it];
       if constexpr (Rht) rht_quad(v, L.lane, a.rht_mask, a.rht_bf16);
       const uint32_t v_self = hd::magmax4(v);
       const uint32_t v_pair = __shfl_xor_sync(kFull, v_self, 1);
@@ -233,7 +249,7 @@ __global__ void __launch_bounds__(kQuantThreads) kt_hif4(QArgs a, uint8_t* codes
       if constexpr (Sr) rb = sr_pick(sr, it, L.lane);
       uint8_t c[4];
       const uint32_t part = group_or<16>(hd::hif4_group(hc, j, v_self, v_pair, v, a.rnd, rb, c));
-      if (ok) {
+      if (ok[it]) {
         *reinterpret_cast<uint32_t*>(codes + e) =
             uint32_t{c[0]} | (uint32_t{c[1]} << 8) | (uint32_t{c[2]} << 16) | (uint32_t{c[3]} << 24);
         if (j == 0) words[e / 64] = part | (hc.nan ? 0xFFu : hc.e6);
