@@ -41,13 +41,15 @@ bool gpu_module_ok(std::string& why);
 // (a 2^-352 .. 2^416 fixed-point sum per output, K < 2^29).
 std::string cannot_run(const MmaConfig& cfg, Model model);
 
-// Which GEMM emulation kernel the Device backend runs (the same bits either way):
+// Which GEMM emulation kernel the Device backend runs (the same bits either way, docs/gpu.md):
 //   Simple  one thread per output, operands from global memory (the reference);
-//   Tuned   64x64 output tiles, operands staged through shared memory one K slab at a time, one
-//           kernel instance per model and kind (compile-time dispatch); Blackwell's grouped kinds
-//           and ascend-hif4 take their exact integer group sums from mma.sync s8.s8.s32 tensor-core
-//           instructions (the sums are small integers: exact in s32).
-// The Host backend runs Tuned as the same per-tile hd functions in the kernel's order.
+//   Tuned   K in 64-element slabs through shared memory, one kernel instance per model (compile-
+//           time dispatch): Blackwell's grouped kinds and ascend-hif4 in 64x64 tiles whose exact
+//           integer group sums come from mma.sync s8.s8.s32 tensor-core instructions (the sums are
+//           small integers: exact in s32); the fused kind, fp32-seq and exact in 16x16 tiles with
+//           each slab's elements decoded once into shared memory.
+// Both call the same hd step functions; the Host backend has one implementation of them and
+// ignores the choice (the mma.sync fragment layout is checked on the device only).
 enum class GemmKernel : uint8_t { Simple, Tuned };
 
 // D[M,N] = alpha * (C + A . B^T) as FP32 bit patterns, as fp4sim::gemm (golden) computes it.
@@ -73,7 +75,6 @@ std::string cannot_quantize(BlockFormat f, const QuantOptions& opt);
 // The Host backend runs Tuned as the same per-lane hd functions in the kernel's lane order, so the
 // CPU tests check the tuned arithmetic too; it ignores Direct / Staged.
 enum class QuantKernel : uint8_t { Direct, Staged, Tuned };
-
 
 // Same result as fp4sim::quantize (codes, scales / scale words, global_scale, amax).
 Quantized quantize(Backend be, BlockFormat f, std::span<const float> x, size_t rows, size_t cols,
