@@ -12,7 +12,7 @@ inline uint8_t block_byte(const std::array<uint32_t, 4>& w, unsigned b) {
   return static_cast<uint8_t>(w[b >> 2] >> (8u * (b & 3u)));
 }
 
-#if defined(__x86_64__) && !defined(FP4SIM_NO_SIMD)
+#if defined(__x86_64__)
 // 32x32 -> 64-bit products of eight lanes with one constant: mul_epu32 multiplies the even lanes,
 // so the odd lanes are shifted down for a second multiply and the halves are blended back.
 __attribute__((target("avx2"), always_inline)) inline void mulhilo8(__m256i a, __m256i m, __m256i& hi, __m256i& lo) {
@@ -74,7 +74,7 @@ void sr_bytes(uint64_t seed, uint32_t stream, uint64_t first_i, size_t n, uint8_
   uint64_t i = first_i;
   size_t left = n;
   while (left > 0) {
-#if defined(__x86_64__) && !defined(FP4SIM_NO_SIMD)
+#if defined(__x86_64__)
     // whole runs of eight blocks on eight lanes (block indices stay below 2^60, so block + 7 fits)
     if (kHaveAvx2 && (i & 15u) == 0 && left >= 128) {
       philox8_bytes(seed, stream, i >> 4, out);

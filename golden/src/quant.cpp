@@ -322,12 +322,64 @@ __attribute__((target("avx2"), always_inline)) inline void store_codes_16(__m256
                    _mm_unpacklo_epi64(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1)));
 }
 
+// Lane i = the unsigned max of the eight lanes of m[i]: an unpack / max tree.
+__attribute__((target("avx2"), always_inline)) inline __m256i lane_maxima_8(const __m256i* m) {
+  __m256i p[4];
+  for (int i = 0; i < 4; ++i)
+    p[i] = _mm256_max_epu32(_mm256_unpacklo_epi32(m[2 * i], m[2 * i + 1]),
+                            _mm256_unpackhi_epi32(m[2 * i], m[2 * i + 1]));  // vectors 2i, 2i+1 interleaved
+  const __m256i q0 = _mm256_max_epu32(_mm256_unpacklo_epi64(p[0], p[1]), _mm256_unpackhi_epi64(p[0], p[1]));
+  const __m256i q1 = _mm256_max_epu32(_mm256_unpacklo_epi64(p[2], p[3]), _mm256_unpackhi_epi64(p[2], p[3]));
+  // q0: lanes (0,1,2,3 | 0,1,2,3) = partial maxima of vectors 0..3 in each 128-bit half; q1 likewise 4..7.
+  return _mm256_max_epu32(_mm256_permute2x128_si256(q0, q1, 0x20), _mm256_permute2x128_si256(q0, q1, 0x31));
+}
+
 // MX blocks with AVX2, every element type, RNE or SR: the block amax as an unsigned max of FP32
-// patterns, the shared exponent from its bits (mx_shared_exp, as the portable loops), the
-// elements scaled by 2^-e in float (exact unless below 2^-126, where every element type gives 0
-// under RNE and SR alike: the largest grid step fraction there is < 2^-100, and r/256 < 1),
-// then small_codes_8 (E2M1 under RNE: the tuned e2m1_rne_16 kernel). SR bytes come in batches of
-// 64 blocks so that Philox runs on eight lanes.
+// patterns; the shared exponent from its bits, eight blocks per vector under the floor rule
+// (floor(log2 amax) - emax_elem clamped to [-127, 127], the scale code and 2^-e as patterns;
+// FP32-subnormal amaxes and the ceil rule take mx_shared_exp, as the portable loops); the elements
+// scaled by 2^-e in float (exact unless below 2^-126, where every element type gives 0 under RNE
+// and SR alike: the grid-step fraction there is < 2^-100, and r/256 < 1), then small_codes_8
+// (E2M1 under RNE: the tuned e2m1_rne_16 kernel). SR bytes come in batches of 64 blocks so that
+// Philox runs on eight lanes.
+// Eight lanes whose unsigned max is the amax pattern of a 32-value block (NaN above Inf).
+__attribute__((target("avx2"), always_inline)) inline __m256i mx_block_amax8(const float* xb) {
+  const __m256i absm = _mm256_set1_epi32(0x7FFFFFFF);
+  __m256i m8 = _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb)), absm);
+  for (int k = 1; k < 4; ++k)
+    m8 = _mm256_max_epu32(m8, _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb + 8 * k)), absm));
+  return m8;
+}
+
+// One MX block's scale code and elements given its amax, 2^-e (FP32 bits) and e; zero codes for a
+// zero or non-finite amax, as the portable loops.
+template <bool SR>
+__attribute__((target("avx2"), always_inline)) inline void mx_block_elems(const float* xb, uint8_t* cb, uint8_t* scale,
+                                                                          uint32_t amax_bits, uint32_t inv_bits, int e,
+                                                                          bool fp4_rne, const uint8_t* rb,
+                                                                          const SmallFmtConst& c) {
+  if (amax_bits >= kExpMask || amax_bits == 0) {
+    *scale = amax_bits == 0 ? uint8_t{0} : kScaleNaN;
+    std::fill(cb, cb + 32, uint8_t{0});
+    return;
+  }
+  *scale = static_cast<uint8_t>(e + kUE8M0Bias);
+  const float inv = u2f(inv_bits);
+  if (!SR && fp4_rne) {
+    e2m1_rne_16_avx2_inl(xb, inv, cb);
+    e2m1_rne_16_avx2_inl(xb + 16, inv, cb + 16);
+    return;
+  }
+  const __m256 vinv = _mm256_set1_ps(inv);
+  __m256i cc[4];
+  for (int k = 0; k < 4; ++k) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb + 8 * k));
+    const __m256i r = SR ? rbytes_8(rb + 8 * k) : _mm256_setzero_si256();
+    cc[k] = small_codes_8<SR>(_mm256_mul_ps(_mm256_castsi256_ps(v), vinv), v, r, c);
+  }
+  store_codes_32(cc[0], cc[1], cc[2], cc[3], cb);
+}
+
 template <bool SR>
 __attribute__((target("avx2"))) void mx_blocks_avx2(const BlockFormatInfo& fi, const float* x, size_t n_blocks,
                                                     const QuantOptions& opt, uint8_t* codes, uint8_t* scales,
@@ -335,43 +387,47 @@ __attribute__((target("avx2"))) void mx_blocks_avx2(const BlockFormatInfo& fi, c
   constexpr size_t B = 32, kBatch = 64;
   const SmallFmtConst c = small_fmt_const(*fi.elem, SR);
   const bool fp4_rne = !SR && fi.elem == &kE2M1;
-  const __m256i absm = _mm256_set1_epi32(0x7FFFFFFF);
+  const bool floor_rule = opt.scale_rule == ScaleRule::Floor;
   alignas(32) std::array<uint8_t, kBatch * B> rb{};
+  alignas(32) uint32_t amax8[8], inv8[8];
   for (size_t b0 = 0; b0 < n_blocks; b0 += kBatch) {
     const size_t nb = std::min(kBatch, n_blocks - b0);
     if constexpr (SR) sr_bytes(opt.seed, opt.stream, first_index + b0 * B, nb * B, rb.data());
-    for (size_t bi = 0; bi < nb; ++bi) {
+    size_t bi = 0;
+    for (; floor_rule && bi + 8 <= nb; bi += 8) {
+      __m256i m[8];
+      for (size_t i = 0; i < 8; ++i) m[i] = mx_block_amax8(x + (b0 + bi + i) * B);
+      const __m256i a = lane_maxima_8(m);
+      // e = clamp(exponent field - 127 - emax_elem, -127, 127); 2^-e = (127 - e) << 23, or 2^-127
+      __m256i e = _mm256_sub_epi32(_mm256_srli_epi32(a, 23), _mm256_set1_epi32(127 + fi.emax_elem));
+      e = _mm256_min_epi32(_mm256_max_epi32(e, _mm256_set1_epi32(-127)), _mm256_set1_epi32(127));
+      const __m256i inv = _mm256_blendv_epi8(_mm256_slli_epi32(_mm256_sub_epi32(_mm256_set1_epi32(127), e), 23),
+                                             _mm256_set1_epi32(0x00400000), _mm256_cmpeq_epi32(e, _mm256_set1_epi32(127)));
+      alignas(32) int32_t e8[8];
+      _mm256_store_si256(reinterpret_cast<__m256i*>(amax8), a);
+      _mm256_store_si256(reinterpret_cast<__m256i*>(inv8), inv);
+      _mm256_store_si256(reinterpret_cast<__m256i*>(e8), e);
+      for (size_t i = 0; i < 8; ++i) {
+        if (amax8[i] < 0x00800000u && amax8[i] != 0) {  // FP32-subnormal amax: ilogb
+          e8[i] = mx_shared_exp(fi, u2f(amax8[i]), opt.scale_rule);
+          inv8[i] = f2u(pow2_neg(e8[i]));
+        }
+        const size_t b = b0 + bi + i;
+        mx_block_elems<SR>(x + b * B, codes + b * B, scales + b, amax8[i], inv8[i], e8[i], fp4_rne,
+                           rb.data() + (bi + i) * B, c);
+      }
+    }
+    for (; bi < nb; ++bi) {
       const size_t b = b0 + bi;
-      const float* xb = x + b * B;
-      uint8_t* cb = codes + b * B;
-      __m256i v[4];
-      for (int k = 0; k < 4; ++k) v[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb + 8 * k));
-      const __m256i m8 = _mm256_max_epu32(_mm256_max_epu32(_mm256_and_si256(v[0], absm), _mm256_and_si256(v[1], absm)),
-                                          _mm256_max_epu32(_mm256_and_si256(v[2], absm), _mm256_and_si256(v[3], absm)));
+      const __m256i m8 = mx_block_amax8(x + b * B);
       __m128i m = _mm_max_epu32(_mm256_castsi256_si128(m8), _mm256_extracti128_si256(m8, 1));
       m = _mm_max_epu32(m, _mm_shuffle_epi32(m, 0x4E));
       m = _mm_max_epu32(m, _mm_shuffle_epi32(m, 0xB1));
       const auto amax_bits = static_cast<uint32_t>(_mm_cvtsi128_si32(m));
-      if (amax_bits >= kExpMask || amax_bits == 0) {  // as the portable loops: NaN scale / zero codes
-        scales[b] = amax_bits == 0 ? uint8_t{0} : kScaleNaN;
-        std::fill(cb, cb + B, uint8_t{0});
-        continue;
-      }
-      const int e = mx_shared_exp(fi, u2f(amax_bits), opt.scale_rule);
-      scales[b] = static_cast<uint8_t>(e + kUE8M0Bias);
-      const float inv = pow2_neg(e);
-      if (fp4_rne) {
-        e2m1_rne_16_avx2_inl(xb, inv, cb);
-        e2m1_rne_16_avx2_inl(xb + 16, inv, cb + 16);
-        continue;
-      }
-      const __m256 vinv = _mm256_set1_ps(inv);
-      __m256i cc[4];
-      for (int k = 0; k < 4; ++k) {
-        const __m256i r = SR ? rbytes_8(rb.data() + bi * B + 8 * k) : _mm256_setzero_si256();
-        cc[k] = small_codes_8<SR>(_mm256_mul_ps(_mm256_castsi256_ps(v[k]), vinv), v[k], r, c);
-      }
-      store_codes_32(cc[0], cc[1], cc[2], cc[3], cb);
+      const bool special = amax_bits >= kExpMask || amax_bits == 0;
+      const int e = special ? 0 : mx_shared_exp(fi, u2f(amax_bits), opt.scale_rule);
+      mx_block_elems<SR>(x + b * B, codes + b * B, scales + b, amax_bits, special ? 0u : f2u(pow2_neg(e)), e, fp4_rne,
+                         rb.data() + bi * B, c);
     }
   }
 }
@@ -539,19 +595,12 @@ __attribute__((target("avx2"), always_inline)) inline __m256i nvfp4_block_max_8(
 }
 
 // Lane i = the NaN-ignoring amax pattern of block i of eight consecutive 16-value blocks: each
-// block's eight-lane partial max (nvfp4_block_max_8) reduced by an unpack / max tree.
+// block's eight-lane partial max (nvfp4_block_max_8) reduced by lane_maxima_8.
 __attribute__((target("avx2"), always_inline)) inline __m256i block_maxima_8(const float* xc, __m256i absm,
                                                                              __m256i expm) {
   __m256i m[8];
   for (int i = 0; i < 8; ++i) m[i] = nvfp4_block_max_8(xc + 16 * i, absm, expm);
-  __m256i p[4];
-  for (int i = 0; i < 4; ++i)
-    p[i] = _mm256_max_epu32(_mm256_unpacklo_epi32(m[2 * i], m[2 * i + 1]),
-                            _mm256_unpackhi_epi32(m[2 * i], m[2 * i + 1]));  // blocks 2i, 2i+1 interleaved
-  const __m256i q0 = _mm256_max_epu32(_mm256_unpacklo_epi64(p[0], p[1]), _mm256_unpackhi_epi64(p[0], p[1]));
-  const __m256i q1 = _mm256_max_epu32(_mm256_unpacklo_epi64(p[2], p[3]), _mm256_unpackhi_epi64(p[2], p[3]));
-  // q0: lanes (0,1,2,3 | 0,1,2,3) = partial maxima of blocks 0..3 in each 128-bit half; q1 likewise 4..7.
-  return _mm256_max_epu32(_mm256_permute2x128_si256(q0, q1, 0x20), _mm256_permute2x128_si256(q0, q1, 0x31));
+  return lane_maxima_8(m);
 }
 
 // One 16-value block's amax pattern (NaN ignored).
