@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 
 #include "fp4sim/format.hpp"
@@ -16,29 +17,97 @@
 namespace fp4sim::cli {
 namespace po = boost::program_options;
 
+namespace {
+
+constexpr const char* kStray = "fp4sim-stray-word";
+
+// boost's messages ("the option '--out' is required but missing") in the one style "NAME: reason".
+[[noreturn]] void rethrow_boost(const po::error& e, const Invocation& inv) {
+  const std::string help = " (see fp4sim " + inv.name + " --help)";
+  if (const auto* x = dynamic_cast<const po::required_option*>(&e))
+    throw UsageError(option_text(x->get_option_name()) + ": missing; this option is required" + help);
+  if (const auto* x = dynamic_cast<const po::unknown_option*>(&e))
+    throw UsageError(x->get_option_name() + ": unknown option" + help);
+  if (const auto* x = dynamic_cast<const po::multiple_occurrences*>(&e))
+    throw UsageError(option_text(x->get_option_name()) + ": given more than once");
+  if (const auto* x = dynamic_cast<const po::ambiguous_option*>(&e))
+    throw UsageError(x->get_option_name() + ": ambiguous option" + help);
+  if (const auto* x = dynamic_cast<const po::invalid_command_line_syntax*>(&e)) {
+    const std::string name = x->get_option_name().empty() ? std::string("command line") : x->get_option_name();
+    switch (x->kind()) {
+      case po::invalid_command_line_syntax::missing_parameter: throw UsageError(name + ": needs a value");
+      case po::invalid_command_line_syntax::extra_parameter: throw UsageError(name + ": takes no value");
+      default: break;
+    }
+  }
+  if (const auto* x = dynamic_cast<const po::error_with_option_name*>(&e)) {
+    if (!x->get_option_name().empty()) {
+      // e.what() repeats the name inside a sentence; keep the sentence, lead with the name.
+      throw UsageError(x->get_option_name() + ": " + e.what());
+    }
+  }
+  throw UsageError(std::string(inv.name) + ": " + e.what());
+}
+
+bool writes_outputs(const po::options_description& od) {
+  return od.find_nothrow("out", false) || od.find_nothrow("json", false) || od.find_nothrow("force", false);
+}
+
+}  // namespace
+
+std::string npy_dtype_hint(std::string_view message, std::string_view expected) {
+  std::string m(message);
+  const std::string all = "(supported: <f4, |u1, <u2, <u4)";
+  const size_t at = m.find(all);
+  if (at != std::string::npos) m.replace(at, all.size(), "(expected " + std::string(expected) + ")");
+  return m;
+}
+
+std::string option_text(std::string_view option) {
+  while (!option.empty() && option.front() == '-') option.remove_prefix(1);
+  return "--" + std::string(option);
+}
+
+void warn(std::string_view message) { std::cerr << "fp4sim: warning: " << message << "\n"; }
+
 bool parse_options(const Invocation& inv, std::string_view usage_line,
                    po::options_description& options, po::variables_map& vm) {
+  const bool outputs = writes_outputs(options) && !options.find_nothrow("durable", false);
+  if (outputs)
+    options.add_options()("durable", po::bool_switch(),
+                          "fsync outputs and their folder before exiting (default: atomic rename only; docs/cli.md)");
   options.add_options()("help,h", "show this help and exit");
   const po::options_description& all = options;
+  // Stray words are collected (not shown in --help) so that the message can name them.
+  po::options_description hidden;
+  hidden.add_options()(kStray, po::value<std::vector<std::string>>());
+  po::options_description parse_with;
+  parse_with.add(options).add(hidden);
   try {
     // No prefix guessing: "--form" must not silently mean "--format" in scripts.
     const int style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
-    // An empty positional description makes boost reject stray words instead of dropping them.
-    const po::positional_options_description no_positionals;
-    po::store(po::command_line_parser(inv.args).options(all).positional(no_positionals).style(style).run(),
-              vm);
+    po::positional_options_description stray;
+    stray.add(kStray, -1);
+    po::store(po::command_line_parser(inv.args).options(parse_with).positional(stray).style(style).run(), vm);
     if (vm.count("help")) {
       std::cout << "Usage: fp4sim " << usage_line << "\n\n" << inv.summary << "\n\n" << all;
       return false;
     }
+    if (vm.count(kStray)) {
+      const std::string word = vm[kStray].as<std::vector<std::string>>().front();
+      throw UsageError("'" + word + "': unexpected argument (options start with --; see fp4sim " + inv.name +
+                       " --help)");
+    }
     po::notify(vm);
   } catch (const po::error& e) {
-    throw UsageError(e.what());
+    rethrow_boost(e, inv);
   }
+  if (outputs && vm.count("durable") && vm["durable"].as<bool>()) io::set_durable(true);
   return true;
 }
 
-uint64_t parse_uint(std::string_view option, std::string_view text, uint64_t min, uint64_t max) {
+uint64_t parse_uint(std::string_view option_in, std::string_view text, uint64_t min, uint64_t max) {
+  const std::string option = option_text(option_in).substr(2);
   std::string_view digits = text;
   int base = 10;
   if (digits.size() > 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')) {
@@ -60,7 +129,7 @@ uint64_t parse_uint(std::string_view option, std::string_view text, uint64_t min
 bool parse_on_off(std::string_view option, std::string_view text) {
   if (text == "on") return true;
   if (text == "off") return false;
-  throw UsageError("--" + std::string(option) + ": expected 'on' or 'off', got '" +
+  throw UsageError(option_text(option) + ": expected 'on' or 'off', got '" +
                    std::string(text) + "'");
 }
 
@@ -75,18 +144,41 @@ FloatTensor load_float_tensor(const std::filesystem::path& path) {
   } catch (const io::IoError& e) {
     throw io::NpyError(e.what());
   }
-  t.array = io::parse_npy(t.file_bytes, path.string());
-  if (t.array.dtype == io::DType::F32) {
-    t.values = t.array.values<float>();
-  } else if (t.array.dtype == io::DType::U16) {
-    const std::vector<uint16_t> bits = t.array.values<uint16_t>();
-    t.values.resize(bits.size());
-    for (size_t i = 0; i < bits.size(); ++i) t.values[i] = bf16_to_float(bits[i]);
+  io::NpyView v;
+  try {
+    v = io::parse_npy_view(t.file_bytes, path.string());
+  } catch (const io::NpyError& e) {
+    // The reader lists every dtype it can parse; name only those this input may have.
+    throw io::NpyError(npy_dtype_hint(e.what(), "float32 '<f4' or uint16 '<u2' (BF16 bits)"));
+  }
+  t.array.dtype = v.dtype;
+  t.array.shape = v.shape;  // the data is in `values` only (one copy of the file's data)
+  if (v.dtype == io::DType::F32) {
+    t.values.resize(v.data.size() / sizeof(float));
+    if (!v.data.empty()) std::memcpy(t.values.data(), v.data.data(), v.data.size());
+  } else if (v.dtype == io::DType::U16) {
+    t.values.resize(v.data.size() / 2);
+    for (size_t i = 0; i < t.values.size(); ++i) {
+      uint16_t b;
+      std::memcpy(&b, v.data.data() + 2 * i, 2);
+      t.values[i] = bf16_to_float(b);
+    }
   } else {
     throw std::runtime_error(path.string() + ": input dtype is " +
                              std::string(io::dtype_name(t.array.dtype)) +
                              "; expected float32 or uint16 (BF16 bits)");
   }
+  // One pass over the bit patterns (exponent all ones): cheap next to any quantization.
+  size_t nan = 0, inf = 0;
+  for (float x : t.values) {
+    const uint32_t b = std::bit_cast<uint32_t>(x);
+    if ((b & 0x7F800000u) == 0x7F800000u) ((b & 0x007FFFFFu) ? nan : inf)++;
+  }
+  t.n_nan = nan;
+  t.n_inf = inf;
+  if (nan || inf)
+    warn(path.string() + ": " + std::to_string(nan) + " NaN and " + std::to_string(inf) + " Inf of " +
+         std::to_string(t.values.size()) + " values; quantized as the formats define them (docs/cli.md)");
   return t;
 }
 
@@ -150,6 +242,16 @@ void check_output_parent(const std::filesystem::path& file) {
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec))
     throw io::IoError(file.string() + ": parent directory does not exist");
+}
+
+size_t Outputs::file(std::string_view option, const std::filesystem::path& p, bool is_default) {
+  if (p.empty()) throw UsageError(option_text(option) + ": empty file name");
+  return set_.add_file(p, is_default);
+}
+
+size_t Outputs::dir(std::string_view option, const std::filesystem::path& p, bool is_default) {
+  if (p.empty()) throw UsageError(option_text(option) + ": empty directory name");
+  return set_.add_dir(p, is_default);
 }
 
 std::string fmt_num(const char* printf_format, double v) {

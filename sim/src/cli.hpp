@@ -12,6 +12,7 @@
 
 #include <boost/program_options.hpp>
 
+#include "fp4sim/io/atomic_file.hpp"
 #include "fp4sim/io/npy.hpp"
 #include "fp4sim/quant.hpp"
 #ifdef FP4SIM_HAVE_MODELS
@@ -40,13 +41,24 @@ struct Invocation {
 
 using CommandFn = int (*)(const Invocation&);
 
-// Parses inv.args against `options` (to which it adds --help/-h): no positional arguments, no abbreviated
-// option names, each option at most once. Returns false after printing the help text to stdout
-// when --help was given. Throws UsageError for everything boost rejects, and for a missing
-// required option.
+// Parses inv.args against `options` (to which it adds --help/-h, and --durable when the command writes
+// outputs, i.e. has --out, --json or --force): no positional arguments, no abbreviated option names,
+// each option at most once. Returns false after printing the help text to stdout when --help was
+// given. Throws UsageError "NAME: reason" (NAME = the option or the stray word) for everything boost
+// rejects, and for a missing required option. Applies --durable (io::set_durable).
 bool parse_options(const Invocation& inv, std::string_view usage_line,
                    boost::program_options::options_description& options,
                    boost::program_options::variables_map& vm);
+
+// "--name" for an option name given with or without its dashes: messages name options one way.
+std::string option_text(std::string_view option);
+
+// An .npy reader message with its list of every readable dtype replaced by `expected`, the dtypes
+// that the option takes (the reader's list would name dtypes the command then refuses).
+std::string npy_dtype_hint(std::string_view message, std::string_view expected);
+
+// "fp4sim: warning: MESSAGE" on stderr (one line; rank 0 only under mpirun).
+void warn(std::string_view message);
 
 // Decimal or 0x-hex unsigned integer in [min, max]; anything else (sign, junk, overflow) is a
 // UsageError naming the option. (boost's lexical_cast would accept "-1" as 2^64-1.)
@@ -60,10 +72,13 @@ std::string get_or(const boost::program_options::variables_map& vm, const char* 
 // A tensor input file: float32 as is, uint16 read as BF16 bit patterns (widened exactly).
 struct FloatTensor {
   std::vector<uint8_t> file_bytes;  // the whole file, for the manifest's CRC
-  io::NpyArray array;               // as stored
+  io::NpyArray array;               // dtype and shape as stored (data left empty: see values)
   std::vector<float> values;        // row-major, array.size() values
+  size_t n_nan = 0, n_inf = 0;      // non-finite values among them
 };
-// Throws NpyError / runtime_error naming the file: unreadable, not .npy, other dtype.
+// Throws NpyError / runtime_error naming the file: unreadable, not .npy, other dtype. NaN and Inf
+// inputs are quantized as the formats define them (SPEC), with one warning on stderr that counts them
+// (docs/cli.md "Non-finite inputs").
 FloatTensor load_float_tensor(const std::filesystem::path& path);
 
 // The quantize options (--rounding --seed --stream --scale-rule --pts --2d --rht --rht-bf16) for
@@ -75,6 +90,21 @@ QuantOptions parse_quant_options(const boost::program_options::variables_map& vm
 // Throws io::IoError unless the directory that will hold `file` exists (checked before any work,
 // so a run never computes for minutes and then fails to write).
 void check_output_parent(const std::filesystem::path& file);
+
+// The outputs of a command under the one output policy (io::OutputSet, docs/cli.md "Outputs"):
+// declared and checked before any work, committed together at the end, removed on failure or signal.
+// `option` names the option in usage messages ("--out"); an empty path is a UsageError.
+class Outputs {
+ public:
+  explicit Outputs(bool force) : set_(force) {}
+  size_t file(std::string_view option, const std::filesystem::path& p, bool is_default = false);
+  size_t dir(std::string_view option, const std::filesystem::path& p, bool is_default = false);
+  io::OutputSet& set() { return set_; }
+  void commit() { set_.commit(); }
+
+ private:
+  io::OutputSet set_;
+};
 
 // A plain text table: the first `text_cols` columns left-aligned, the others right-aligned, a rule
 // under the header. fmt_num prints "nan" / "inf" / "-inf" for non-finite values.

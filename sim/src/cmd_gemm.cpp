@@ -22,7 +22,7 @@ namespace po = boost::program_options;
 constexpr const char* kUsage =
     "gemm --format F --a A.npy --b B.npy [--c C.npy] [--model M] --out D.npy\n"
     "            [--rounding rne|rna|rz|sr] [--seed S] [--stream N] [--scale-rule floor|ceil]\n"
-    "            [--pts on|off] [--2d] [--rht N] [--rht-bf16] [--json FILE] [--threads T]";
+    "            [--pts on|off] [--2d] [--rht N] [--rht-bf16] [--json FILE] [--threads T] [--force] [--durable]";
 
 std::string format_list() {
   std::string s;
@@ -56,6 +56,7 @@ int cmd_gemm(const Invocation& inv) {
        "blackwell, exact, fp32-seq or ascend-hif4 (default: the hardware model of the format's kind)")
       ("out", po::value<std::string>()->required()->value_name("D.npy"), "float32 result [M, N] (atomic)")
       ("json", po::value<std::string>()->value_name("FILE"), "also write the run and its error metrics as JSON")
+      ("force", po::bool_switch(), "replace D.npy / FILE if they already exist")
       ("threads", po::value<std::string>()->value_name("T"), "worker threads (default 0 = all cores)");
   add_quant_options(od);
   po::variables_map vm;
@@ -86,10 +87,12 @@ int cmd_gemm(const Invocation& inv) {
   }
   const unsigned threads =
       vm.count("threads") ? static_cast<unsigned>(parse_uint("threads", vm["threads"].as<std::string>(), 0, 1024)) : 0;
+  // Both outputs checked now, both committed at the end (or neither).
   const fs::path out = vm["out"].as<std::string>();
-  check_output_parent(out);
+  Outputs outs(vm["force"].as<bool>());
+  const size_t out_h = outs.file("out", out);
   const fs::path json_path = vm.count("json") ? fs::path(vm["json"].as<std::string>()) : fs::path();
-  if (!json_path.empty()) check_output_parent(json_path);
+  const size_t json_h = vm.count("json") ? outs.file("json", json_path) : 0;
 
   const fs::path pa = vm["a"].as<std::string>(), pb = vm["b"].as<std::string>();
   const FloatTensor a = load_matrix(pa, "A");
@@ -123,7 +126,7 @@ int cmd_gemm(const Invocation& inv) {
   const GemmError err = gemm_error(q.d, ref);
 
   const size_t shape[2] = {M, N};
-  io::write_npy<float>(out, shape, q.d);
+  outs.set().write(out_h, io::encode_npy<float>(shape, q.d));
   if (!json_path.empty()) {
     io::Json j = io::report_header(inv.name, inv.argv);
     j["format"] = fmt;
@@ -147,8 +150,9 @@ int cmd_gemm(const Invocation& inv) {
                   {"bias", num(err.bias)},       {"n", err.n},                  {"n_nonfinite", err.n_nonfinite},
                   {"n_skipped", err.n_skipped}};
     j["out"] = out.string();
-    io::write_file_atomic(json_path, j.dump(2) + "\n");
+    outs.set().write(json_h, j.dump(2) + "\n");
   }
+  outs.commit();
   std::cout << "gemm " << M << "x" << N << "x" << K << ": format " << fmt << " on kind " << q.cfg.kind->name
             << ", model " << model_name(q.model) << ", alpha " << fmt_num("%.9g", q.alpha) << " (" << hex32(std::bit_cast<uint32_t>(q.alpha))
             << ")\n";

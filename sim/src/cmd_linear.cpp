@@ -21,7 +21,7 @@ constexpr const char* kUsage =
     "linear [--recipe nvfp4-paper|hif4-paper|mxfp4-paper|bf16] [--m M --n N --k K --seed S]\n"
     "              [--x X.npy --w W.npy --dy DY.npy] [--model M] [--pts on|off] [--sr on|off]\n"
     "              [--rht N|off] [--2d on|off] [--scale-rule floor|ceil] [--ablation] [--json FILE]\n"
-    "              [--threads T]";
+    "              [--threads T] [--force] [--durable]";
 
 constexpr size_t kDefaultM = 256, kDefaultN = 256, kDefaultK = 256;
 constexpr uint64_t kMaxElements = uint64_t{1} << 26;  // per tensor; several copies live at once
@@ -109,6 +109,7 @@ int cmd_linear(const Invocation& inv) {
       ("scale-rule", po::value<std::string>()->value_name("RULE"), "mxfp4 scale rule: floor or ceil")
       ("ablation", po::bool_switch(), "run every paper recipe with each stabilizer switched, one row each")
       ("json", po::value<std::string>()->value_name("FILE"), "also write the results as JSON (atomically)")
+      ("force", po::bool_switch(), "replace FILE if it already exists")
       ("threads", po::value<std::string>()->value_name("T"), "worker threads (default 0 = all cores)");
   po::variables_map vm;
   if (!parse_options(inv, kUsage, od, vm)) return kExitOk;
@@ -181,7 +182,9 @@ int cmd_linear(const Invocation& inv) {
   }
 
   const fs::path json_path = vm.count("json") ? fs::path(vm["json"].as<std::string>()) : fs::path();
-  if (!json_path.empty()) check_output_parent(json_path);
+  Outputs outs(vm["force"].as<bool>());
+  if (vm["force"].as<bool>() && !vm.count("json")) throw UsageError("--force: only applies to --json FILE");
+  const size_t json_h = vm.count("json") ? outs.file("json", json_path) : 0;
 
   LinearInputs in;
   io::Json source;
@@ -228,7 +231,8 @@ int cmd_linear(const Invocation& inv) {
     j["reference"] = "FP64 products of the unquantized operands, summed in order";
     j["results"] = io::Json::array();
     for (const LinearResult& res : results) j["results"].push_back(recipe_json(res));
-    io::write_file_atomic(json_path, j.dump(2) + "\n");
+    outs.set().write(json_h, j.dump(2) + "\n");
+    outs.commit();
   }
 
   std::cout << "linear layer: m=" << in.m << " tokens, n=" << in.n << " out, k=" << in.k << " in; ";

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "cli.hpp"
+#include "fp4sim/io/atomic_file.hpp"
 #include "fp4sim/io/npy.hpp"
 #include "fp4sim/mma.hpp"
 
@@ -18,7 +19,8 @@ namespace po = boost::program_options;
 constexpr const char* kUsage =
     "mma --kind mxf4|mxf4nvf4|mxf8f6f4|hif4 [--block 16|32] [--scale-type ue4m3|ue8m0]\n"
     "           [--elem E | --elem-a E --elem-b E] --a A.npy --b B.npy --sfa SA.npy --sfb SB.npy\n"
-    "           [--c C.npy] [--model blackwell|exact|fp32-seq|ascend-hif4] --out D.npy [--threads T]";
+    "           [--c C.npy] [--model blackwell|exact|fp32-seq|ascend-hif4] --out D.npy [--threads T]\n"
+    "           [--force] [--durable]";
 
 template <size_t N>
 std::string name_list(const std::array<const ElemFormat*, N>& list) {
@@ -47,7 +49,13 @@ std::string shape_of(const io::NpyArray& a) { return io::shape_string(a.shape); 
 
 // Reads a rank-2 array of the given dtype; the message names the file and what was expected.
 io::NpyArray load_matrix(const fs::path& p, io::DType want, const char* role) {
-  io::NpyArray a = io::read_npy(p);
+  io::NpyArray a;
+  try {
+    a = io::read_npy(p);
+  } catch (const io::NpyError& e) {
+    throw io::NpyError(npy_dtype_hint(e.what(), std::string(io::dtype_name(want)) + " '" +
+                                                    std::string(io::dtype_descr(want)) + "'"));
+  }
   if (a.dtype != want)
     throw std::runtime_error(p.string() + ": " + role + " must be " + std::string(io::dtype_name(want)) + ", got " +
                              std::string(io::dtype_name(a.dtype)));
@@ -98,7 +106,8 @@ int cmd_mma(const Invocation& inv) {
       ("model", po::value<std::string>()->value_name("M"),
        "blackwell, exact, fp32-seq or ascend-hif4 (default: the kind's hardware model)")
       ("out", po::value<std::string>()->required()->value_name("D.npy"),
-       "float32 result [M, N], written atomically (replaces an existing file)")
+       "float32 result [M, N], written atomically; its folder must exist")
+      ("force", po::bool_switch(), "replace D.npy if it already exists")
       ("threads", po::value<std::string>()->value_name("T"), "worker threads (default 0 = all cores)");
   po::variables_map vm;
   if (!parse_options(inv, kUsage, od, vm)) return kExitOk;
@@ -140,7 +149,8 @@ int cmd_mma(const Invocation& inv) {
   const unsigned threads =
       vm.count("threads") ? static_cast<unsigned>(parse_uint("threads", vm["threads"].as<std::string>(), 0, 1024)) : 0;
   const fs::path out = vm["out"].as<std::string>();
-  check_output_parent(out);
+  Outputs outs(vm["force"].as<bool>());
+  const size_t out_h = outs.file("out", out);
 
   const fs::path pa = vm["a"].as<std::string>(), pb = vm["b"].as<std::string>();
   const fs::path psa = vm["sfa"].as<std::string>(), psb = vm["sfb"].as<std::string>();
@@ -184,7 +194,8 @@ int cmd_mma(const Invocation& inv) {
              std::span<const uint8_t>(sb.values<uint8_t>()), c, 1.0f, threads);
   }
   const size_t shape[2] = {M, N};
-  io::write_npy<float>(out, shape, d);
+  outs.set().write(out_h, io::encode_npy<float>(shape, d));
+  outs.commit();
   std::cout << out.string() << ": float32 " << io::shape_string(shape) << ", kind " << kind.name << " ("
             << cfg.elem_a->name << " x " << cfg.elem_b->name << ", " << cfg.scale->name << " per " << cfg.block
             << "), model " << model_name(model) << ", K = " << K;

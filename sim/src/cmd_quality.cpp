@@ -23,7 +23,7 @@ namespace fs = std::filesystem;
 namespace po = boost::program_options;
 
 constexpr const char* kUsage =
-    "quality [--rows R --cols C --seed S] [--input X.npy] [--json FILE]";
+    "quality [--rows R --cols C --seed S] [--input X.npy] [--json FILE [--force] [--durable]]";
 
 constexpr size_t kDefaultRows = 1024, kDefaultCols = 4096;
 // Largest tensor accepted (elements): several float copies are alive at once.
@@ -103,7 +103,8 @@ int cmd_quality(const Invocation& inv) {
       ("seed", po::value<std::string>()->value_name("S"), "seed of the synthetic tensor (default 0)")
       ("input", po::value<std::string>()->value_name("X.npy"),
        "use this tensor instead (float32 or uint16 BF16 bits; last axis = block axis)")
-      ("json", po::value<std::string>()->value_name("FILE"), "also write the results as JSON (atomically)");
+      ("json", po::value<std::string>()->value_name("FILE"), "also write the results as JSON (atomically)")
+      ("force", po::bool_switch(), "replace FILE if it already exists");
   po::variables_map vm;
   if (!parse_options(inv, kUsage, od, vm)) return kExitOk;
 
@@ -119,13 +120,10 @@ int cmd_quality(const Invocation& inv) {
     throw UsageError("--rows x --cols = " + std::to_string(static_cast<uint64_t>(rows) * cols) +
                      " elements exceeds the limit " + std::to_string(kMaxElements));
   const fs::path json_path = vm.count("json") ? fs::path(vm["json"].as<std::string>()) : fs::path();
-  if (vm.count("json") && json_path.filename().empty())
-    throw UsageError("--json: '" + json_path.string() + "' is not a file name");
   // Fail before the work, not after it.
-  std::error_code ec;
-  const fs::path json_dir = json_path.parent_path().empty() ? fs::path(".") : json_path.parent_path();
-  if (!json_path.empty() && !fs::is_directory(json_dir, ec))
-    throw io::IoError(json_path.string() + ": parent directory does not exist");
+  if (vm["force"].as<bool>() && !vm.count("json")) throw UsageError("--force: only applies to --json FILE");
+  Outputs outs(vm["force"].as<bool>());
+  const size_t json_h = vm.count("json") ? outs.file("json", json_path) : 0;
 
   std::vector<float> x;
   io::Json tensor;
@@ -205,7 +203,8 @@ int cmd_quality(const Invocation& inv) {
       }
       j["results"].push_back(e);
     }
-    io::write_file_atomic(json_path, j.dump(2) + "\n");
+    outs.set().write(json_h, j.dump(2) + "\n");
+    outs.commit();
   }
   // Printed last, so a failure above leaves stdout empty (errors are one stderr line).
   std::cout << "tensor: " << (from_file ? tensor["source"].get<std::string>() : "llm_activations")

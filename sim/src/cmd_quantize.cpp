@@ -1,5 +1,6 @@
 // fp4sim quantize (SPEC §5): one .npy tensor in, one result directory out, all or nothing.
 #include <bit>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -21,7 +22,7 @@ namespace po = boost::program_options;
 constexpr const char* kUsage =
     "quantize --format F --input X.npy --out DIR [--rounding rne|rna|rz|sr] [--seed S]\n"
     "         [--stream N] [--scale-rule floor|ceil] [--pts on|off] [--2d] [--rht N]\n"
-    "         [--rht-bf16] [--force]";
+    "         [--rht-bf16] [--threads T] [--force] [--durable]";
 
 std::string format_list() {
   std::string s;
@@ -50,9 +51,12 @@ Parsed parse(const po::variables_map& vm) {
   // rather than silently ignored; one seed drives SR bits and RHT signs (SPEC §2.4).
   p.opt = parse_quant_options(vm, p.format);
 
+  if (vm.count("threads"))
+    p.opt.threads = static_cast<unsigned>(parse_uint("threads", vm["threads"].as<std::string>(), 0, 1024));
+  else
+    p.opt.threads = 0;  // all cores; the bits do not depend on it
   p.input = vm["input"].as<std::string>();
   p.out = vm["out"].as<std::string>();
-  if (p.out.empty()) throw UsageError("--out: empty directory name");
   p.force = vm["force"].as<bool>();
   return p;
 }
@@ -68,7 +72,9 @@ int cmd_quantize(const Invocation& inv) {
        "input tensor, float32 or uint16 (BF16 bits), rank >= 1; blocks run along the last axis")
       ("out", po::value<std::string>()->required()->value_name("DIR"),
        "output directory (created atomically; its parent must exist)")
-      ("force", po::bool_switch(), "replace DIR if it already exists");
+      ("force", po::bool_switch(), "replace DIR if it already exists")
+      ("threads", po::value<std::string>()->value_name("T"),
+       "worker threads (default 0 = all cores; the output is the same for any T)");
   add_quant_options(od);
   po::variables_map vm;
   if (!parse_options(inv, kUsage, od, vm)) return kExitOk;
@@ -76,12 +82,8 @@ int cmd_quantize(const Invocation& inv) {
   const BlockFormatInfo& fi = info(p.format);
 
   // Fail before any work if the result could not be committed anyway.
-  std::error_code ec;
-  const fs::file_status out_st = fs::symlink_status(p.out, ec);
-  if (fs::exists(out_st) && !p.force)
-    throw io::IoError(p.out.string() + ": already exists (use --force to replace it)");
-  if (fs::exists(out_st) && !fs::is_directory(out_st))
-    throw io::IoError(p.out.string() + ": exists and is not a directory; not replacing it");
+  Outputs outs(p.force);
+  const size_t out_h = outs.dir("out", p.out);
 
   const FloatTensor t = load_float_tensor(p.input);
   const io::NpyArray& in = t.array;
@@ -103,12 +105,14 @@ int cmd_quantize(const Invocation& inv) {
   const std::vector<float>& x = t.values;
 
   Quantized q;
+  const auto t0 = std::chrono::steady_clock::now();
   try {
     q = quantize(p.format, x, rows, cols, p.opt);
   } catch (const std::invalid_argument& e) {
     throw std::runtime_error(p.input.string() + ": " + e.what());
   }
   const std::vector<float> deq = dequantize(q);
+  const double quant_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 
   std::vector<size_t> scale_shape = in.shape;
   scale_shape.back() = cols / static_cast<size_t>(fi.block);
@@ -116,8 +120,8 @@ int cmd_quantize(const Invocation& inv) {
   packed_shape.back() = cols / 2;
   const bool four_bit = fi.elem->bits == 4;
 
-  io::StagingDir stage(p.out);
-  io::OutputWriter w(stage.path());
+  const fs::path stage = outs.set().dir_stage(out_h);
+  io::OutputWriter w(stage);
   w.npy<uint8_t>("codes.npy", in.shape, q.codes);
   if (four_bit) w.npy<uint8_t>("packed.npy", packed_shape, pack_nibbles_rows(q.codes, rows, cols));
   if (fi.scale_word32)
@@ -171,7 +175,9 @@ int cmd_quantize(const Invocation& inv) {
                 {"dtype", io::dtype_name(in.dtype)},
                 {"interpreted_as", in.dtype == io::DType::U16 ? "bf16 bits" : "float32"},
                 {"bytes", in_bytes.size()},
-                {"crc32", io::crc32_hex(io::crc32(in_bytes))}};
+                {"crc32", io::crc32_hex(io::crc32(in_bytes))},
+                {"nan", t.n_nan},
+                {"inf", t.n_inf}};
   m["tensor"] = {{"rows", rows}, {"cols", cols}, {"blocks", q.num_blocks()}};
   m["layout"] = {{"block_axis", "last"},
                  {"codes", "one element code per value, sign in the top bit of the element width"},
@@ -187,8 +193,15 @@ int cmd_quantize(const Invocation& inv) {
                   {"amax_bits", hex32(std::bit_cast<uint32_t>(q.amax))}};
   }
   m["files"] = w.files_json();
-  io::write_manifest(stage.path(), m);
-  stage.commit(p.force);
+  io::write_manifest(stage, m);
+  outs.commit();
+  size_t bytes = 0;
+  for (const io::FileRecord& f : w.files()) bytes += f.bytes;
+  // One line: what was written, and the in-memory time (quantize + dequantize), which
+  // scripts/cli_bench.sh sets against the whole process.
+  std::printf("%s: %s %s, %zu blocks, %zu files (%.1f MB) + manifest.json; quantized in %.1f ms\n",
+              p.out.string().c_str(), std::string(fi.name).c_str(), io::shape_string(in.shape).c_str(),
+              q.num_blocks(), w.files().size(), static_cast<double>(bytes) / 1e6, quant_ms);
   return kExitOk;
 }
 

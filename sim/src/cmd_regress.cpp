@@ -193,7 +193,10 @@ int cmd_regress(const Invocation& inv) {
         throw io::IoError(out.string() + (resume ? ": the run is already complete (use --force to run it again)"
                                                  : ": already exists (use --force to replace it)"));
     }
-    if (out.has_parent_path()) fs::create_directories(out.parent_path());
+    // A folder the user named must exist; the default out/ is created.
+    io::OutputSet check(true);
+    check.add_dir(out, !vm.count("out"));
+    if (!vm.count("out") && out.has_parent_path()) fs::create_directories(out.parent_path());
   };
   spec.run = [&](size_t s, unsigned w) {
     const Shard& sh = shards[s];

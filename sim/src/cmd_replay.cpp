@@ -1,4 +1,5 @@
 // fp4sim replay: re-check a vector suite bit for bit on a target, case by case.
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -133,14 +134,30 @@ int cmd_replay(const Invocation& inv) {
 
   const vectors::SuiteReader reader(dir);  // throws IoError naming manifest.json
   std::unique_ptr<vectors::ReplayTarget> target = entry->make(threads);
+  // Skipped cases are summed up by reason at the end: a target that cannot run (no GPU) has one reason
+  // for every case, printed once.
+  std::vector<std::pair<std::string, size_t>> skip_reasons;
   const vectors::ReplayReport rep = vectors::replay_suite(reader, *target, [&](const vectors::CaseReport& r) {
+    if (r.status == vectors::CaseReport::Skipped) {
+      std::vector<std::string> seen;
+      for (const vectors::ModelCheck& c : r.checks) {
+        if (c.skipped.empty() || std::find(seen.begin(), seen.end(), c.skipped) != seen.end()) continue;
+        seen.push_back(c.skipped);
+        auto it = std::find_if(skip_reasons.begin(), skip_reasons.end(), [&](const auto& p) { return p.first == c.skipped; });
+        if (it == skip_reasons.end()) skip_reasons.emplace_back(c.skipped, 1);
+        else ++it->second;
+      }
+      return;
+    }
     if (quiet && r.status == vectors::CaseReport::Pass) return;
     for (const std::string& l : vectors::format_case_report(r)) std::cout << l << "\n";
     std::cout.flush();
   });
+  for (const auto& [why, n] : skip_reasons)
+    std::cout << "SKIP  " << n << (n == 1 ? " case: " : " cases: ") << why << "\n";
   std::cout << "replay " << dir.string() << " on " << target->name() << ": " << rep.cases.size() << " cases, "
             << rep.pass << " pass, " << rep.fail << " fail, " << rep.error << " error, " << rep.skipped
-            << " skipped; " << rep.comparisons << " model outputs compared bit for bit\n";
+            << " skipped; " << rep.comparisons << " D arrays compared bit for bit\n";
   std::cout.flush();
   if (!rep.ok()) {
     if (rep.fail || rep.error)

@@ -40,7 +40,7 @@ namespace po = boost::program_options;
 constexpr const char* kUsage =
     "run [--m M --n N --k K] [--seed S] [--out DIR] [--threads T] [--quick] [--no-vectors]\n"
     "           [--timing cycle|analytic] [--param KEY=VALUE ...] [--config FILE.json]\n"
-    "           [--rtl [--rtl-trace FILE.fst] [--rtl-fault I]] [--trace FILE.vcd]";
+    "           [--rtl [--rtl-trace FILE.fst] [--rtl-fault I]] [--trace FILE.vcd] [--force] [--durable]";
 
 #ifdef FP4SIM_HAVE_MODELS
 namespace fm = fp4sim::models;
@@ -68,7 +68,7 @@ struct Row {
 };
 
 // "t.fst" -> "t.tensor-core-nvfp4.fst": one waveform per configuration.
-std::string trace_for(const std::string& base, const Row& r) {
+[[maybe_unused]] std::string trace_for(const std::string& base, const Row& r) {  // --rtl-trace (FP4SIM_HAVE_RTL)
   std::string stem = base;
   if (stem.size() > 4 && stem.compare(stem.size() - 4, 4, ".fst") == 0) stem.resize(stem.size() - 4);
   return stem + "." + r.engine + "-" + r.format + ".fst";
@@ -183,7 +183,9 @@ int cmd_run(const Invocation& inv) {
       ("n", po::value<std::string>()->value_name("N"), "output features (rows of W), multiple of 16; default 1024")
       ("k", po::value<std::string>()->value_name("K"), "input features, multiple of 64; default 1024")
       ("seed", po::value<std::string>()->value_name("S"), "synthetic data seed (default 0)")
-      ("out", po::value<std::string>()->value_name("DIR"), "output directory (default out)")
+      ("out", po::value<std::string>()->value_name("DIR"),
+       "output directory (default out; created atomically at the end, its parent must exist)")
+      ("force", po::bool_switch(), "replace DIR (and FILE.vcd) if they already exist")
       ("threads", po::value<std::string>()->value_name("T"), "host threads for the datapaths (0 = all)")
       ("quick", "a small layer (128 x 256 x 512) for smoke tests")
       ("no-vectors", "do not write the layer's vectors to DIR/vectors")
@@ -220,7 +222,9 @@ int cmd_run(const Invocation& inv) {
   const fs::path out = get_or(vm, "out", "out");
   const bool use_rtl = vm.count("rtl") > 0;
   const bool write_vectors = vm.count("no-vectors") == 0;
-  const std::string trace = get_or(vm, "trace", "");
+  std::string trace = get_or(vm, "trace", "");
+  // The models append ".vcd" unless the name ends so: the output policy checks the real name.
+  if (!trace.empty() && (trace.size() < 4 || trace.compare(trace.size() - 4, 4, ".vcd") != 0)) trace += ".vcd";
   const std::string rtl_trace = get_or(vm, "rtl-trace", "");
   if (!rtl_trace.empty() && !use_rtl) throw UsageError("--rtl-trace needs --rtl");
   if (vm.count("rtl-fault") && !use_rtl) throw UsageError("--rtl-fault needs --rtl");
@@ -235,7 +239,8 @@ int cmd_run(const Invocation& inv) {
     throw std::runtime_error("--rtl-trace: this fp4sim was built without RTL tracing (configure with -DFP4SIM_RTL_TRACE=ON)");
 #endif
 #ifndef FP4SIM_HAVE_MODELS
-  (void)M, (void)N, (void)K, (void)seed, (void)threads, (void)use_rtl, (void)rtl_fault, (void)write_vectors, (void)trace;
+  (void)M, (void)N, (void)K, (void)seed, (void)threads, (void)use_rtl, (void)rtl_fault, (void)write_vectors, (void)trace,
+      (void)out;
   throw std::runtime_error("fp4sim was built without the SystemC models (configure with FP4SIM_SYSTEMC=ON)");
 #else
   fm::Timing timing = fm::Timing::Cycle;
@@ -246,13 +251,28 @@ int cmd_run(const Invocation& inv) {
   // Both engines' parameters: defaults <- --config <- --param; a key of one engine applies to it only.
   const std::vector<fm::Params> params =
       model_params({fm::EngineKind::TensorCore, fm::EngineKind::Cube}, model_param_settings(vm));
-  for (const fm::Params& p : params) fm::reserve_cores(p.engine, p.cores);
-  fs::create_directories(out);
+  // The outputs, checked before any work: DIR (report.json, report.md, vectors/) and the VCD, staged
+  // and committed together at the end; a VCD named inside DIR is part of DIR.
+  Outputs outs(vm["force"].as<bool>());
+  const size_t out_h = outs.dir("out", out, !vm.count("out"));
+  fs::path trace_stage;
   if (!trace.empty()) {
-    check_output_parent(trace);
-    fm::open_trace(trace);
+    if (const auto in_out = outs.set().staged_location(trace)) {
+      if (in_out->parent_path() != outs.set().dir_stage(out_h))
+        throw io::IoError(trace + ": a trace inside --out DIR must be directly in DIR");
+      trace_stage = *in_out;
+    } else {
+      trace_stage = outs.set().file_stage(outs.file("trace", trace), ".vcd");
+    }
   }
+  // The models write the VCD under its name + ".partial.vcd" until close_trace() renames it.
+  io::TempRegistration trace_partial;
+  if (!trace.empty())
+    trace_partial = io::TempRegistration(trace_stage.string() + ".partial.vcd");
   if (!rtl_trace.empty()) check_output_parent(rtl_trace);
+  for (const fm::Params& p : params) fm::reserve_cores(p.engine, p.cores);
+  const fs::path stage = outs.set().dir_stage(out_h);
+  if (!trace.empty()) fm::open_trace(trace_stage.string());
   const bool tty = isatty(STDERR_FILENO) != 0;
   const auto t_all = std::chrono::steady_clock::now();
 
@@ -372,7 +392,8 @@ int cmd_run(const Invocation& inv) {
     vectors::number_cases(cases);
     const io::Json origin = {{"command", "run"}, {"suite", "run-layer"}, {"seed", seed}, {"size", nullptr},
                              {"layer", {{"m", M}, {"n", N}, {"k", K}}}};
-    vectors::write_cases(out / "vectors", origin, cases, inv.argv, true);
+    fs::create_directory(stage / "vectors");
+    vectors::write_cases_into(stage / "vectors", origin, cases, inv.argv);
   }
 
   // ---- table ----
@@ -464,7 +485,7 @@ int cmd_run(const Invocation& inv) {
   if (use_rtl) j["rtl_bit_exact"] = rtl_exact;
   j["vectors"] = write_vectors ? io::Json("vectors") : io::Json(nullptr);
   j["trace"] = trace.empty() ? io::Json(nullptr) : io::Json(trace);
-  io::write_file_atomic(out / "report.json", j.dump(2) + "\n");
+  io::write_file_atomic(stage / "report.json", j.dump(2) + "\n");
   std::ostringstream md;
   md << "# fp4sim run\n\nLinear layer Y = X . W^T, X [" << M << " x " << K << "] (llm_activations), W [" << N << " x "
      << K << "] (llm_weights), seed " << seed << ".\n\nTiming: " << fm::timing_name(timing)
@@ -481,6 +502,15 @@ int cmd_run(const Invocation& inv) {
     for (const auto& c : row) md << " " << c << " |";
     md << "\n";
   }
+  md << "\nColumns: **engine**, **format**: the model and block format of the row; **bit-exact**: every output of "
+        "the model equal to golden gemm, bit for bit; **equal/total**: outputs equal / outputs; **cycles**: simulated "
+        "cycles of the whole layer; **MACs/cycle**: multiply-accumulates per cycle; **util**: MACs/cycle over the "
+        "engine's peak; **top stall**: the stall cause with the most cycles; **rel err**, **QSNR dB**: error of D "
+        "against the FP64 product of the unquantized X and W; **time/golden**: wall time of the model over that of "
+        "golden gemm (\"-\" when the RTL computed the datapath)"
+     << (use_rtl ? "; **RTL equal/checked**: instructions whose RTL result equals golden mma_dot / instructions checked"
+                 : "")
+     << ".\n";
   md << "\n" << (all_exact ? "All outputs bit-identical to golden gemm." : "MISMATCH against golden gemm.") << "\n";
   if (use_rtl) {
     md << "\nRTL in the loop: the Verilated unit computed every instruction of each engine's datapath (its D "
@@ -490,7 +520,8 @@ int cmd_run(const Invocation& inv) {
       if (!r.rtl_first_mismatch.empty())
         md << "\n- " << r.engine << " " << r.format << " first mismatch: `" << r.rtl_first_mismatch << "`\n";
   }
-  io::write_file_atomic(out / "report.md", md.str());
+  io::write_file_atomic(stage / "report.md", md.str());
+  outs.commit();
   std::cerr << "wrote " << (out / "report.json").string() << ", " << (out / "report.md").string();
   if (write_vectors)
     std::cerr << ", " << (out / "vectors").string() << " (replay: fp4sim replay " << (out / "vectors").string()

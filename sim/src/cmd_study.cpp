@@ -36,7 +36,8 @@ namespace po = boost::program_options;
 constexpr const char* kUsage =
     "study [--model NAME] [--tokens T] [--engine tensor-core|cube|both] [--format F ...]\n"
     "           [--timing analytic|cycle] [--sample-m M] [--sample-n N] [--seed S]\n"
-    "           [--param KEY=VALUE ...] [--config FILE.json] [--out FILE.csv] [--resume] [--shard-size N]";
+    "           [--param KEY=VALUE ...] [--config FILE.json] [--out FILE.csv] [--resume] [--shard-size N]\n"
+    "           [--force] [--durable]";
 
 // A decoder-only transformer's shape (Llama family: grouped-query attention, gated MLP, untied LM head).
 struct ModelShape {
@@ -117,6 +118,7 @@ int cmd_study(const Invocation& inv) {
       ("seed", po::value<std::string>()->value_name("S"), "seed of the sample's synthetic LLM-like data (default 0)")
       ("out", po::value<std::string>()->value_name("FILE"), "CSV file (default out/study.csv)")
       ("resume", "continue an interrupted run from FILE.partial (only its missing shards run)")
+      ("force", po::bool_switch(), "replace FILE if it already exists")
       ("shard-size", po::value<std::string>()->value_name("N"), "configurations per shard (default 1)");
 #ifdef FP4SIM_HAVE_MODELS
   add_model_param_options(od);
@@ -218,7 +220,11 @@ int cmd_study(const Invocation& inv) {
              "\nconfigurations " + std::to_string(configs.size()) + " crc32 " + io::crc32_hex(crc) + "\nshard-size " +
              std::to_string(shard_size) + "\n";
   job.prepare = [&] {
-    if (out.has_parent_path()) fs::create_directories(out.parent_path());
+    // The output policy's checks (the CSV itself is written atomically by run_row_job): an existing
+    // FILE needs --force, a folder the user named must exist (the default out/ is created).
+    io::OutputSet check(vm["force"].as<bool>());
+    check.add_file(out, !vm.count("out"));
+    if (!vm.count("out") && out.has_parent_path()) fs::create_directories(out.parent_path());
   };
   job.run = [&](size_t i) {
     const Config& c = configs[i];

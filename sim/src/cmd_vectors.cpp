@@ -1,4 +1,8 @@
 // fp4sim vectors: write a golden vector suite (cases + expected outputs of every model + manifest).
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -14,7 +18,8 @@ namespace fs = std::filesystem;
 namespace po = boost::program_options;
 
 constexpr const char* kUsage =
-    "vectors --suite smoke|corners|random|llm --out DIR [--seed S] [--size N] [--force] [--threads T]";
+    "vectors --suite smoke|corners|random|llm --out DIR [--seed S] [--size N] [--threads T]\n"
+    "               [--progress] [--force] [--durable]";
 
 }  // namespace
 
@@ -29,7 +34,8 @@ int cmd_vectors(const Invocation& inv) {
       ("size", po::value<std::string>()->value_name("N"),
        "random: M = N (default 16, at most 1024); llm: tokens, a multiple of 64 (default 128)")
       ("force", po::bool_switch(), "replace DIR if it already exists")
-      ("threads", po::value<std::string>()->value_name("T"), "worker threads (default 0 = all cores)");
+      ("threads", po::value<std::string>()->value_name("T"), "worker threads (default 0 = all cores)")
+      ("progress", po::bool_switch(), "progress on stderr (default: only when stderr is a terminal)");
   po::variables_map vm;
   if (!parse_options(inv, kUsage, od, vm)) return kExitOk;
 
@@ -50,25 +56,39 @@ int cmd_vectors(const Invocation& inv) {
     throw UsageError(std::string("--size: ") + e.what());
   }
   const fs::path out = vm["out"].as<std::string>();
-  if (out.empty()) throw UsageError("--out: empty directory name");
   const bool force = vm["force"].as<bool>();
-  std::error_code ec;
-  const fs::file_status st = fs::symlink_status(out, ec);
-  if (fs::exists(st) && !force) throw io::IoError(out.string() + ": already exists (use --force to replace it)");
-  if (fs::exists(st) && !fs::is_directory(st))
-    throw io::IoError(out.string() + ": exists and is not a directory; not replacing it");
+  Outputs outs(force);
+  const size_t out_h = outs.dir("out", out);
+  const fs::path stage = outs.set().dir_stage(out_h);  // staged from the start: a signal removes it
 
+  // Progress: a rewritten line on a terminal, one line per 10 % with --progress into a file.
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  if (tty || vm["progress"].as<bool>()) {
+    const auto t0 = std::chrono::steady_clock::now();
+    o.progress = [tty, t0, last = -1](size_t done, size_t total) mutable {
+      const int pct = static_cast<int>(100 * done / total);
+      if (!tty && pct / 10 == last / 10 && done != total) return;
+      if (pct == last) return;
+      last = pct;
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::fprintf(stderr, "%svectors: %zu of %zu cases (%d%%), %.0f s%s", tty ? "\r" : "", done, total, pct, s,
+                   tty && done != total ? "" : "\n");
+    };
+  }
   const std::vector<vectors::VectorCase> cases = vectors::build_suite(suite, o);
-  vectors::write_suite(out, suite, o, cases, inv.argv, force);
+  vectors::write_suite_into(stage, suite, o, cases, inv.argv);
+  outs.commit();
 
   std::map<std::string, size_t> per_class;
-  size_t outputs = 0;
+  size_t arrays = 0, values = 0;
   for (const auto& c : cases) {
     ++per_class[c.cls];
-    outputs += c.M * c.N * c.models.size();
+    arrays += c.models.size();
+    values += c.M * c.N * c.models.size();
   }
-  std::cout << out.string() << ": suite " << name << ", " << cases.size() << " cases, " << outputs
-            << " expected outputs; classes:";
+  // Counted as replay and check count them: D arrays (one per case and model), then their values.
+  std::cout << out.string() << ": suite " << name << ", " << cases.size() << " cases, " << arrays
+            << " expected D arrays (" << values << " values); classes:";
   for (const auto& [cls, n] : per_class) std::cout << " " << cls << " (" << n << ")";
   std::cout << "\n";
   return kExitOk;

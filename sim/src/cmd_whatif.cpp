@@ -35,7 +35,8 @@ namespace po = boost::program_options;
 constexpr const char* kUsage =
     "whatif [--engine tensor-core|cube|both] [--m M --n N --k K] [--format F ...]\n"
     "           [--sweep KEY=V1,V2,... ...] [--param KEY=VALUE ...] [--config FILE.json]\n"
-    "           [--timing analytic|cycle] [--out FILE.csv] [--resume] [--shard-size N]";
+    "           [--timing analytic|cycle] [--out FILE.csv] [--resume] [--shard-size N]\n"
+    "           [--force] [--durable]";
 
 #ifdef FP4SIM_HAVE_MODELS
 namespace fm = fp4sim::models;
@@ -216,6 +217,7 @@ int cmd_whatif(const Invocation& inv) {
       ("timing", po::value<std::string>()->value_name("T"), "analytic (default) or cycle")
       ("out", po::value<std::string>()->value_name("FILE"), "CSV file (default out/whatif.csv)")
       ("resume", "continue an interrupted run from FILE.partial (only its missing shards run)")
+      ("force", po::bool_switch(), "replace FILE if it already exists")
       ("shard-size", po::value<std::string>()->value_name("N"),
        "configurations per shard (default 64 analytic, 1 cycle); under mpirun / srun the shards are spread over "
        "the ranks");
@@ -351,7 +353,6 @@ int cmd_whatif(const Invocation& inv) {
   if (configs.empty()) throw UsageError("--format: " + engine + " runs none of the formats given");
 
   area_table();  // the built-in area data parses (or fails) before any work
-  if (out.has_parent_path()) fs::create_directories(out.parent_path());
 
   // Core slots for the largest chip of the sweep, before the first job.
   for (EngineKind e : engines) {
@@ -458,7 +459,11 @@ int cmd_whatif(const Invocation& inv) {
              io::crc32_hex(configs_crc) + "\ncolumns crc32 " + io::crc32_hex(io::crc32(job.header)) + "\nshard-size " +
              std::to_string(job.shard_size) + "\n";
   job.prepare = [&] {
-    if (out.has_parent_path()) fs::create_directories(out.parent_path());
+    // The output policy's checks (the CSV itself is written atomically by run_row_job): an existing
+    // FILE needs --force, a folder the user named must exist (the default out/ is created).
+    io::OutputSet check(vm["force"].as<bool>());
+    check.add_file(out, !vm.count("out"));
+    if (!vm.count("out") && out.has_parent_path()) fs::create_directories(out.parent_path());
   };
   job.run = [&](size_t i) {
     const Config& c = configs[i];

@@ -2,6 +2,7 @@
 // file, a declaration in cli.hpp and a row here.
 #include <algorithm>
 #include <exception>
+#include <filesystem>
 #include <iostream>
 #include <new>
 #include <string>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "fp4sim/io/atomic_file.hpp"
 #include "fp4sim/io/manifest.hpp"
 #include "scaleout.hpp"
 
@@ -69,6 +71,18 @@ std::string one_line(std::string_view msg) {
   return out;
 }
 
+// std::filesystem's own text ("filesystem error: cannot create directories: Permission denied
+// [a/b]") in the one style "PATH: what: reason".
+std::string fs_message(const std::filesystem::filesystem_error& e) {
+  std::string what = e.what();
+  const std::string prefix = "filesystem error: ";
+  if (what.rfind(prefix, 0) == 0) what.erase(0, prefix.size());
+  const size_t colon = what.find(": ");
+  std::string op = colon == std::string::npos ? what : what.substr(0, colon);
+  const std::string path = e.path1().empty() ? std::string("file system") : e.path1().string();
+  return path + ": " + op + ": " + e.code().message();
+}
+
 int report(std::string_view msg, int code) {
   // Under mpirun / srun every rank fails the same way (scale-out commands hand rank-local errors to
   // rank 0): one line from rank 0, not one per rank.
@@ -92,6 +106,8 @@ int main(int argc, char** argv) {
       std::cout << "fp4sim " << fp4sim::io::tool_version() << "\n";
       return kExitOk;
     }
+    // Outputs in progress are removed on SIGINT / SIGTERM / SIGHUP (docs/cli.md "Outputs").
+    fp4sim::io::install_signal_cleanup();
     Invocation inv;
     inv.argv = args;
     if (first == "help") {
@@ -111,6 +127,8 @@ int main(int argc, char** argv) {
     return c->fn(inv);
   } catch (const UsageError& e) {
     return report(e.what(), kExitUsage);
+  } catch (const std::filesystem::filesystem_error& e) {
+    return report(fs_message(e), kExitRuntime);
   } catch (const std::bad_alloc&) {
     return report("out of memory", kExitRuntime);
   } catch (const std::exception& e) {

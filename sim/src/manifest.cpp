@@ -33,10 +33,15 @@ std::string hex32(uint32_t bits) {
 void OutputWriter::add(const std::string& name, DType dtype, std::span<const size_t> shape,
                        std::span<const uint8_t> data) {
   // Writers fill staging directories; StagingDir::commit makes them durable with one syncfs.
-  std::vector<uint8_t> bytes = encode_npy(dtype, shape, data);
-  write_file_atomic(dir_ / name, bytes, Durability::Deferred);
+  // Header and data written back to back, without joining them in memory (a 16 MB dequant.npy
+  // would cost a copy and its page faults).
+  const std::vector<uint8_t> head = npy_header(dtype, shape);
+  if (data.size() != shape_elements(shape) * dtype_size(dtype))
+    throw NpyError(name + ": " + std::to_string(data.size()) + " data bytes do not match shape " + shape_string(shape));
+  const std::span<const uint8_t> parts[2] = {head, data};
+  write_file_atomic_parts(dir_ / name, parts, Durability::Deferred);
   files_.push_back(FileRecord{name, dtype, std::vector<size_t>(shape.begin(), shape.end()),
-                              bytes.size(), crc32(bytes)});
+                              head.size() + data.size(), crc32(data, crc32(head))});
 }
 
 Json OutputWriter::files_json() const {

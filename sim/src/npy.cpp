@@ -230,6 +230,15 @@ void NpyArray::check_dtype(DType want) const {
 }
 
 NpyArray parse_npy(std::span<const uint8_t> file, std::string_view name) {
+  const NpyView v = parse_npy_view(file, name);
+  NpyArray a;
+  a.dtype = v.dtype;
+  a.shape = v.shape;
+  a.data.assign(v.data.begin(), v.data.end());
+  return a;
+}
+
+NpyView parse_npy_view(std::span<const uint8_t> file, std::string_view name) {
   if (file.size() < kMagicLen + 2 || std::memcmp(file.data(), kMagic, kMagicLen) != 0)
     fail(name, "not a .npy file (bad magic)");
   const int major = file[6], minor = file[7];
@@ -279,9 +288,11 @@ NpyArray parse_npy(std::span<const uint8_t> file, std::string_view name) {
     fail(name, "size mismatch: shape " + shape_string(a.shape) + " of " +
                    std::string(dtype_descr(a.dtype)) + " needs " + std::to_string(need) +
                    " bytes, file has " + std::to_string(have) + " (trailing data)");
-  const uint8_t* d = file.data() + prefix + header_len;
-  a.data.assign(d, d + need);
-  return a;
+  NpyView v;
+  v.dtype = a.dtype;
+  v.shape = std::move(a.shape);
+  v.data = file.subspan(prefix + header_len, need);
+  return v;
 }
 
 NpyArray read_npy(const std::filesystem::path& path) {
@@ -294,12 +305,8 @@ NpyArray read_npy(const std::filesystem::path& path) {
   return parse_npy(bytes, path.string());
 }
 
-std::vector<uint8_t> encode_npy(DType dtype, std::span<const size_t> shape,
-                                std::span<const uint8_t> data) {
-  const size_t n = shape_elements(shape, "encode_npy");
-  if (data.size() / dtype_size(dtype) != n || data.size() % dtype_size(dtype) != 0)
-    throw NpyError("encode_npy: " + std::to_string(data.size()) + " data bytes do not match shape " +
-                   shape_string(shape) + " of " + std::string(dtype_descr(dtype)));
+std::vector<uint8_t> npy_header(DType dtype, std::span<const size_t> shape) {
+  shape_elements(shape, "encode_npy");
   std::string header = "{'descr': '" + std::string(dtype_descr(dtype)) +
                        "', 'fortran_order': False, 'shape': " + shape_string(shape) + ", }";
   // Pad with spaces so magic + version + length + header + '\n' is a multiple of 64.
@@ -308,16 +315,27 @@ std::vector<uint8_t> encode_npy(DType dtype, std::span<const size_t> shape,
   header.append(total - prefix - header.size() - 1, ' ');
   header += '\n';
   if (header.size() > 0xFFFF) throw NpyError("encode_npy: header too long for .npy version 1.0");
-
-  // Sized up front and filled with memcpy (GCC 12 mis-warns on chained vector::insert here).
-  std::vector<uint8_t> out(prefix + header.size() + data.size());
+  std::vector<uint8_t> out(prefix + header.size());
   std::memcpy(out.data(), kMagic, kMagicLen);
   out[6] = 1;  // version 1.0
   out[7] = 0;
   out[8] = static_cast<uint8_t>(header.size() & 0xFF);
   out[9] = static_cast<uint8_t>(header.size() >> 8);
   std::memcpy(out.data() + prefix, header.data(), header.size());
-  if (!data.empty()) std::memcpy(out.data() + prefix + header.size(), data.data(), data.size());
+  return out;
+}
+
+std::vector<uint8_t> encode_npy(DType dtype, std::span<const size_t> shape,
+                                std::span<const uint8_t> data) {
+  const size_t n = shape_elements(shape, "encode_npy");
+  if (data.size() / dtype_size(dtype) != n || data.size() % dtype_size(dtype) != 0)
+    throw NpyError("encode_npy: " + std::to_string(data.size()) + " data bytes do not match shape " +
+                   shape_string(shape) + " of " + std::string(dtype_descr(dtype)));
+  std::vector<uint8_t> out = npy_header(dtype, shape);
+  const size_t head = out.size();
+  // Sized up front and filled with memcpy (GCC 12 mis-warns on chained vector::insert here).
+  out.resize(head + data.size());
+  if (!data.empty()) std::memcpy(out.data() + head, data.data(), data.size());
   return out;
 }
 

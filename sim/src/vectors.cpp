@@ -741,7 +741,10 @@ std::vector<VectorCase> build_suite(Suite s, const SuiteOptions& o) {
     case Suite::Llm: cases = llm_cases(o.seed, o.size ? o.size : kLlmDefault); break;
   }
   number_cases(cases);
-  for (VectorCase& v : cases) fill_expected(v, o.threads);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    fill_expected(cases[i], o.threads);
+    if (o.progress) o.progress(i + 1, cases.size());
+  }
   return cases;
 }
 
@@ -810,19 +813,41 @@ void write_operand(io::OutputWriter& w, const std::string& dir, char side, const
 
 }  // namespace
 
-void write_suite(const fs::path& dir, Suite s, const SuiteOptions& o, const std::vector<VectorCase>& cases,
-                 const std::vector<std::string>& argv, bool force) {
+namespace {
+Json suite_origin(Suite s, const SuiteOptions& o) {
   Json origin = {{"command", "vectors"}, {"suite", suite_name(s)}, {"seed", o.seed}};
   if (s == Suite::Random) origin["size"] = o.size ? o.size : kRandomDefault;
   else if (s == Suite::Llm) origin["size"] = o.size ? o.size : kLlmDefault;
   else origin["size"] = nullptr;
-  write_cases(dir, origin, cases, argv, force);
+  return origin;
+}
+}  // namespace
+
+void write_suite(const fs::path& dir, Suite s, const SuiteOptions& o, const std::vector<VectorCase>& cases,
+                 const std::vector<std::string>& argv, bool force) {
+  write_cases(dir, suite_origin(s, o), cases, argv, force);
+}
+
+void write_suite_into(const fs::path& dir, Suite s, const SuiteOptions& o, const std::vector<VectorCase>& cases,
+                      const std::vector<std::string>& argv) {
+  write_cases_into(dir, suite_origin(s, o), cases, argv);
 }
 
 void write_cases(const fs::path& dir, const Json& origin, const std::vector<VectorCase>& cases,
                  const std::vector<std::string>& argv, bool force) {
   if (!origin.is_object()) throw std::invalid_argument("write_cases: origin must be a JSON object");
   io::StagingDir stage(dir);
+  write_cases_into(stage.path(), origin, cases, argv);
+  stage.commit(force);
+}
+
+void write_cases_into(const fs::path& dir, const Json& origin, const std::vector<VectorCase>& cases,
+                      const std::vector<std::string>& argv) {
+  if (!origin.is_object()) throw std::invalid_argument("write_cases: origin must be a JSON object");
+  struct {
+    const fs::path& p;
+    const fs::path& path() const { return p; }
+  } stage{dir};
   io::OutputWriter w(stage.path());
   Json jcases = Json::array();
   for (const VectorCase& v : cases) {
@@ -872,7 +897,6 @@ void write_cases(const fs::path& dir, const Json& origin, const std::vector<Vect
   m["cases"] = jcases;
   m["files"] = w.files_json();
   io::write_manifest(stage.path(), m);
-  stage.commit(force);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -2,11 +2,17 @@
 // tests: exit code, stdout and stderr of each run.
 #pragma once
 
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <thread>
+#include <vector>
+
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -53,6 +59,26 @@ class Dir {
     return names;
   }
   std::set<std::string> entries() const { return entries(work()); }
+  // Starts `fp4sim ARGS...` in the work directory (no shell; stdout and stderr to files beside it)
+  // and returns its pid, for tests that signal a running command.
+  pid_t spawn(const std::vector<std::string>& args) const {
+    const std::string o = (root_ / "stdout").string(), e = (root_ / "stderr").string(), w = (root_ / "w").string();
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      if (::chdir(w.c_str()) != 0) ::_exit(127);
+      std::FILE* fo = std::freopen(o.c_str(), "w", stdout);
+      std::FILE* fe = std::freopen(e.c_str(), "w", stderr);
+      if (!fo || !fe) ::_exit(127);
+      std::vector<char*> argv;
+      argv.push_back(const_cast<char*>(FP4SIM_CLI));
+      for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+      argv.push_back(nullptr);
+      ::execv(FP4SIM_CLI, argv.data());
+      ::_exit(127);
+    }
+    return pid;
+  }
+  std::string stderr_text() const { return slurp(root_ / "stderr"); }
   Result run(const std::string& args) const {
     const std::filesystem::path o = root_ / "stdout", e = root_ / "stderr";
     const std::string cmd = "cd '" + (root_ / "w").string() + "' && '" FP4SIM_CLI "' " + args + " >'" + o.string() +
@@ -69,4 +95,21 @@ class Dir {
   std::filesystem::path root_;
 };
 
+// Whether this fp4sim was built with the SystemC models (FP4SIM_SYSTEMC): `run --help` then lists
+// the model parameters. Tests of run / whatif skip without them (GTEST_SKIP with the reason).
+inline bool models_built() {
+  static const bool built = [] {
+    Dir d("probe");
+    return d.run("run --help").out.find("Model parameters") != std::string::npos;
+  }();
+  return built;
+}
+
 }  // namespace fp4sim::test
+
+// At the top of a test that runs `fp4sim run` or `fp4sim whatif` on the models.
+#define FP4SIM_REQUIRE_MODELS()                                                                  \
+  do {                                                                                           \
+    if (!::fp4sim::test::models_built())                                                         \
+      GTEST_SKIP() << "fp4sim was built without the SystemC models (FP4SIM_SYSTEMC=OFF)";        \
+  } while (0)

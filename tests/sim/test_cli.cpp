@@ -290,6 +290,12 @@ TEST(CliQuantize, NonFiniteInputGoesThrough) {
     const Result r = s.run("quantize --format " + std::string(fi.name) + " --input x.npy --out r --force");
     ASSERT_EQ(r.code, 0) << r.err;
     expect_quantize_output(s.work() / "r", fi.id, x, {2, 64}, {});
+    // Not silent: one warning line that counts them, and the counts in the manifest.
+    EXPECT_EQ(r.err, "fp4sim: warning: x.npy: 1 NaN and 1 Inf of 128 values; quantized as the formats define them "
+                     "(docs/cli.md)\n");
+    const io::Json m = io::read_manifest(s.work() / "r");
+    EXPECT_EQ(m["input"]["nan"].get<size_t>(), 1u);
+    EXPECT_EQ(m["input"]["inf"].get<size_t>(), 1u);
   }
 }
 
@@ -368,9 +374,9 @@ TEST(CliQuantize, BadInputsFailCleanly) {
   const std::vector<Bad> bad = {
       // Usage errors (exit 2).
       {base + "--format nvfp5", 2, "--format: unknown format 'nvfp5' (expected one of: nvfp4, mxfp4"},
-      {"quantize --input x.npy --out out", 2, "'--format' is required"},
-      {"quantize --format nvfp4 --out out", 2, "'--input' is required"},
-      {"quantize --format nvfp4 --input x.npy", 2, "'--out' is required"},
+      {"quantize --input x.npy --out out", 2, "--format: missing; this option is required (see fp4sim quantize --help)"},
+      {"quantize --format nvfp4 --out out", 2, "--input: missing; this option is required"},
+      {"quantize --format nvfp4 --input x.npy", 2, "--out: missing; this option is required"},
       {base + "--format nvfp4 --rounding up", 2, "--rounding: unknown mode 'up'"},
       {base + "--format mxfp4 --scale-rule round", 2, "--scale-rule: unknown rule 'round'"},
       {base + "--format nvfp4 --scale-rule ceil", 2, "--scale-rule applies to MX formats only"},
@@ -388,11 +394,11 @@ TEST(CliQuantize, BadInputsFailCleanly) {
       {base + "--format nvfp4 --seed 18446744073709551616", 2, "--seed: 18446744073709551616 is out of range"},
       {base + "--format nvfp4 --seed 12x", 2, "--seed: '12x' is not a non-negative integer"},
       {base + "--format nvfp4 --stream 4294967296", 2, "--stream: 4294967296 is out of range"},
-      {base + "--format nvfp4 --bogus", 2, "unrecognised option '--bogus'"},
-      {base + "--format nvfp4 extra", 2, "too many positional options"},
-      {"quantize --form nvfp4 --input x.npy --out out", 2, "unrecognised option '--form'"},
-      {base + "--format nvfp4 --format mxfp4", 2, "'--format' cannot be specified more than once"},
-      {base + "--format nvfp4 --rounding", 2, "the required argument for option '--rounding' is missing"},
+      {base + "--format nvfp4 --bogus", 2, "--bogus: unknown option (see fp4sim quantize --help)"},
+      {base + "--format nvfp4 extra", 2, "'extra': unexpected argument (options start with --; see fp4sim quantize --help)"},
+      {"quantize --form nvfp4 --input x.npy --out out", 2, "--form: unknown option"},
+      {base + "--format nvfp4 --format mxfp4", 2, "--format: given more than once"},
+      {base + "--format nvfp4 --rounding", 2, "--rounding: needs a value"},
       {"quantize --format nvfp4 --input x.npy --out ''", 2, "--out: empty directory name"},
       // Runtime errors (exit 1): files and data.
       {"quantize --format nvfp4 --input missing.npy --out out", 1, "missing.npy: cannot open: No such file"},
@@ -410,7 +416,7 @@ TEST(CliQuantize, BadInputsFailCleanly) {
       {"quantize --format nvfp4 --input c48.npy --out out --rht 32", 1,
        "c48.npy: last axis 48 is not a multiple of the RHT size 32"},
       {"quantize --format nvfp4 --input x.npy --out nodir/out", 1, "nodir/out: parent directory does not exist"},
-      {"quantize --format nvfp4 --input x.npy --out afile", 1, "afile: already exists (use --force"},
+      {"quantize --format nvfp4 --input x.npy --out afile", 1, "afile: exists and is not a directory; not replacing it"},
       {"quantize --format nvfp4 --input x.npy --out afile --force", 1, "afile: exists and is not a directory"},
   };
   Sandbox s;

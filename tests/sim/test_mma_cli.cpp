@@ -160,7 +160,7 @@ TEST(CliMma, EveryKindAndModelEqualsInProcessGemm) {
     for (Model m : {cfg.kind->hardware_model, Model::Exact, Model::Fp32Seq}) {
       SCOPED_TRACE(kind_args(cfg) + " " + std::string(model_name(m)));
       const Result r = d.run("mma " + kind_args(cfg) + kOperandArgs + " --c c.npy --model " +
-                             std::string(model_name(m)) + " --out d.npy");
+                             std::string(model_name(m)) + " --out d.npy --force");  // one d.npy, replaced per model
       ASSERT_EQ(r.code, 0) << r.err;
       EXPECT_TRUE(r.err.empty());
       const std::vector<float> want =
@@ -171,7 +171,7 @@ TEST(CliMma, EveryKindAndModelEqualsInProcessGemm) {
       ++checked;
     }
     // No --c: C = +0, and the default model is the kind's hardware model; threads do not matter.
-    const Result r = d.run("mma " + kind_args(cfg) + kOperandArgs + " --out d0.npy --threads 1");
+    const Result r = d.run("mma " + kind_args(cfg) + kOperandArgs + " --out d0.npy --threads 1 --force");
     ASSERT_EQ(r.code, 0) << r.err;
     const std::vector<float> want = gemm(cfg, cfg.kind->hardware_model, o.M, o.N, o.K, o.a,
                                          std::span<const uint32_t>(o.sa), o.b, std::span<const uint32_t>(o.sb), {});
@@ -194,12 +194,12 @@ TEST(CliMma, HandDerivedValue) {
   save<float>(d / "c.npy", {1, 1}, {0.25f});
   for (const char* m : {"blackwell", "exact", "fp32-seq"}) {
     const Result r = d.run(std::string("mma --kind mxf4nvf4 --scale-type ue4m3 --block 16") + kOperandArgs +
-                           " --c c.npy --model " + m + " --out d.npy");
+                           " --c c.npy --model " + m + " --out d.npy --force");
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_EQ(io::read_npy(d / "d.npy").values<float>(), std::vector<float>{60.25f}) << m;
   }
   // The SPEC's kind defaults: mxf4nvf4 = UE4M3 per 16; the summary line says what ran.
-  const Result r = d.run(std::string("mma --kind mxf4nvf4") + kOperandArgs + " --c c.npy --out d.npy");
+  const Result r = d.run(std::string("mma --kind mxf4nvf4") + kOperandArgs + " --c c.npy --out d.npy --force");
   ASSERT_EQ(r.code, 0);
   EXPECT_NE(r.out.find("ue4m3 per 16"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("model blackwell"), std::string::npos) << r.out;
@@ -317,7 +317,7 @@ TEST(CliGemm, EqualsInProcessQuantizedGemm) {
     const std::string fname(info(run.f).name);
     SCOPED_TRACE(fname + " " + run.opts);
     const Result r = d.run("gemm --format " + fname + " --a a.npy --b b.npy " + (run.with_c ? "--c c.npy " : "") +
-                           run.opts + " --out d.npy --json g.json");
+                           run.opts + " --out d.npy --json g.json --force");
     ASSERT_EQ(r.code, 0) << r.err;
     QuantOptions qb = run.qa;
     qb.stream = run.qa.stream + 1;  // B's SR bits come from the next stream
@@ -410,7 +410,7 @@ TEST(CliLinear, TableAndJsonMatchInProcess) {
   };
   for (const auto& run : runs) {
     SCOPED_TRACE(run.args);
-    const Result r = d.run("linear --m 128 --n 64 --k 128 --seed 3 " + run.args + " --json l.json");
+    const Result r = d.run("linear --m 128 --n 64 --k 128 --seed 3 " + run.args + " --json l.json --force");
     ASSERT_EQ(r.code, 0) << r.err;
     LinearRecipe rec;
     ASSERT_TRUE(linear_recipe(run.recipe, rec));
@@ -550,6 +550,7 @@ Csv parse_csv(const std::string& text) {
 }  // namespace
 
 TEST(CliRun, BadInputsFailWithOneLine) {
+  FP4SIM_REQUIRE_MODELS();
   Dir d("mma_cli");
   std::ofstream(d / "bad.json") << "{\"cores\": 2, \"nosuch_key\": 1}";
   const std::vector<std::tuple<std::string, int, std::string>> bad = {
@@ -557,7 +558,7 @@ TEST(CliRun, BadInputsFailWithOneLine) {
       {"run --m 12", 2, "--m must be a multiple of 8"},
       {"run --rtl-trace t.fst", 2, "--rtl-trace needs --rtl"},
       {"run --rtl-fault 3", 2, "--rtl-fault needs --rtl"},
-      {"run --rtl-sample 5", 2, "unrecognised option"},
+      {"run --rtl-sample 5", 2, "--rtl-sample: unknown option"},
       {"run --quick --out o --trace no/dir/t.vcd", 1, "no/dir/t.vcd: parent directory does not exist"},
       {"run --quick --out o --timing fast", 2, "--timing: expected cycle or analytic, got 'fast'"},
       {"run --quick --out o --timing analytic --trace t.vcd", 2, "--trace needs --timing cycle"},
@@ -575,6 +576,7 @@ TEST(CliRun, BadInputsFailWithOneLine) {
 }
 
 TEST(CliRun, NoVectorsWritesOnlyTheReport) {
+  FP4SIM_REQUIRE_MODELS();
   Dir d("mma_cli");
   const Result r = d.run("run --m 8 --n 16 --k 64 --out o --no-vectors");
   ASSERT_EQ(r.code, 0) << r.err;
@@ -586,12 +588,13 @@ TEST(CliRun, NoVectorsWritesOnlyTheReport) {
   // One case per block format, each the hardware model's D only.
   const Result rep = d.run("replay p/vectors --target golden");
   ASSERT_EQ(rep.code, 0) << rep.err;
-  EXPECT_NE(rep.out.find("3 cases, 3 pass, 0 fail, 0 error, 0 skipped; 3 model outputs"), std::string::npos) << rep.out;
+  EXPECT_NE(rep.out.find("3 cases, 3 pass, 0 fail, 0 error, 0 skipped; 3 D arrays compared"), std::string::npos) << rep.out;
 }
 
 // Both timing modes run the quick layer bit-exact, and report.json names the mode, every parameter,
 // the mapping and the statistics of each run; --param / --config land in "params".
 TEST(CliRun, TimingModeParamsAndMappingInTheReport) {
+  FP4SIM_REQUIRE_MODELS();
   Dir d("mma_cli");
   std::ofstream(d / "c.json") << "{\"cube\": {\"cores\": 2}, \"dram_bytes_per_cycle\": 48}";
   for (const std::string timing : {"analytic", "cycle"}) {
@@ -624,6 +627,7 @@ TEST(CliRun, TimingModeParamsAndMappingInTheReport) {
 }
 
 TEST(CliWhatif, SweepIsACartesianProductInNamedColumns) {
+  FP4SIM_REQUIRE_MODELS();
   Dir d("mma_cli");
   const Result r = d.run(
       "whatif --engine cube --format hif4 --m 16 --n 256 --k 512 --sweep l0a_bytes=32768,65536 "
@@ -677,6 +681,7 @@ TEST(CliWhatif, SweepIsACartesianProductInNamedColumns) {
 }
 
 TEST(CliWhatif, BadParametersFailWithOneLineAndNoCsv) {
+  FP4SIM_REQUIRE_MODELS();
   Dir d("mma_cli");
   std::ofstream(d / "unknown.json") << "{\"nosuch_key\": 1}";
   std::ofstream(d / "section.json") << "{\"cube\": {\"smem_bytes\": 65536}}";
@@ -718,6 +723,7 @@ TEST(CliWhatif, BadParametersFailWithOneLineAndNoCsv) {
 }
 
 TEST(CliWhatif, ConfigFileThenParamLandInTheCsv) {
+  FP4SIM_REQUIRE_MODELS();
   Dir d("mma_cli");
   std::ofstream(d / "c.json") << "{\"cores\": 2, \"dram_bytes_per_cycle\": 48, \"raster\": \"m\","
                                  " \"cube\": {\"l0a_bytes\": 65536}, \"tensor-core\": {\"smem_bytes\": 131072}}";
@@ -738,6 +744,7 @@ TEST(CliWhatif, ConfigFileThenParamLandInTheCsv) {
 // A configuration the model cannot run (a pinned mapping that does not fit) gets its error text in
 // the last column and empty statistics; the others are still run and written; exit 1 with a summary.
 TEST(CliWhatif, AFailedConfigurationKeepsTheOthers) {
+  FP4SIM_REQUIRE_MODELS();
   Dir d("mma_cli");
   const Result r = d.run(
       "whatif --engine tensor-core --format nvfp4 --m 128 --n 256 --k 512 --param cores=2 --param stages=4 "
@@ -760,6 +767,7 @@ TEST(CliWhatif, AFailedConfigurationKeepsTheOthers) {
 }
 
 TEST(CliWhatif, AreaAndClockFollowRtlAreaJson) {
+  FP4SIM_REQUIRE_MODELS();
   // The area / clock model of docs/whatif.md, re-derived here from rtl/area.json as read by this test
   // (scripts/area.sh --json: OSU 0.18 um cells, OpenSTA):
   //   elem = elem_area_um2 + 512 / flops(u_in) * (flop area(u_in) + logic "in -> u_in")
@@ -824,6 +832,18 @@ TEST(CliWhatif, AreaAndClockFollowRtlAreaJson) {
   for (const char* col : {"area_unit", "area_mm2", "fmax_mhz", "time_us", "macs_per_s_per_mm2"})
     EXPECT_EQ(c8.at(0, col), "") << col;
   EXPECT_GT(std::stoull(c8.at(0, "cycles")), 0u);
+}
+
+// A build without the SystemC models (FP4SIM_SYSTEMC=OFF): run and whatif say so in one line, exit 1,
+// and write nothing.
+TEST(CliRun, WithoutModelsFailsWithOneLine) {
+  if (test::models_built()) GTEST_SKIP() << "this fp4sim has the SystemC models";
+  Dir d("mma_cli");
+  for (const char* args : {"run --quick --out o", "whatif --out w.csv"}) {
+    SCOPED_TRACE(args);
+    expect_failure(d.run(args), 1, "fp4sim was built without the SystemC models (configure with FP4SIM_SYSTEMC=ON)");
+  }
+  EXPECT_TRUE(d.entries().empty());
 }
 
 TEST(CliHelp, NewCommandsListedAndHelpful) {

@@ -62,6 +62,16 @@ struct NpyArray {
 
 // Parses the bytes of a whole .npy file; `name` goes in front of every error message.
 NpyArray parse_npy(std::span<const uint8_t> file, std::string_view name);
+// The same checks without copying the data: `data` points into `file`.
+struct NpyView {
+  DType dtype = DType::F32;
+  std::vector<size_t> shape;
+  std::span<const uint8_t> data;
+};
+NpyView parse_npy_view(std::span<const uint8_t> file, std::string_view name);
+// The header of a version 1.0 .npy file (magic, version, length, dict, padding): encode_npy without
+// the data, for writers that stream the data behind it.
+std::vector<uint8_t> npy_header(DType dtype, std::span<const size_t> shape);
 // Reads and parses a file; I/O errors and format errors both come back as NpyError.
 NpyArray read_npy(const std::filesystem::path& path);
 

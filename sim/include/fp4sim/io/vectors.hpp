@@ -39,6 +39,8 @@ struct SuiteOptions {
   // 4096). smoke and corners have fixed shapes and refuse a size.
   size_t size = 0;
   unsigned threads = 0;  // for the expected outputs (0 = all cores); never changes a bit
+  // Called by build_suite after each case's expected outputs (cases done, cases in all); optional.
+  std::function<void(size_t done, size_t total)> progress;
 };
 
 // Throws std::invalid_argument for a size the suite does not take.
@@ -97,6 +99,11 @@ void write_suite(const std::filesystem::path& dir, Suite s, const SuiteOptions& 
 // "size", and any others) go into the manifest; readers rely only on the cases and files.
 void write_cases(const std::filesystem::path& dir, const io::Json& origin, const std::vector<VectorCase>& cases,
                  const std::vector<std::string>& argv, bool force);
+// The same into an existing empty directory that the caller stages and commits (io::OutputSet).
+void write_suite_into(const std::filesystem::path& dir, Suite s, const SuiteOptions& o,
+                      const std::vector<VectorCase>& cases, const std::vector<std::string>& argv);
+void write_cases_into(const std::filesystem::path& dir, const io::Json& origin, const std::vector<VectorCase>& cases,
+                      const std::vector<std::string>& argv);
 
 // ---- Reading ----
 
