@@ -2,6 +2,7 @@
 // table-driven encode() of format.cpp, which test_format.cpp checks exhaustively.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cfloat>
 #include <cmath>
@@ -158,6 +159,23 @@ TEST(QuantFast, SrElementsEqualGenericEncode) {
       const size_t B = static_cast<size_t>(info(f).block);
       const ElemFormat& ef = *info(f).elem;
       const Nvfp4TensorScale ts = nvfp4_tensor_scale(q.amax, true);
+      // the scales too, from each block's amax (the tensor spans several of quantize()'s chunks)
+      for (size_t blk = 0; blk < q.scales.size(); ++blk) {
+        float amax = 0.0f;
+        bool finite = true;
+        for (size_t i = blk * B; i < (blk + 1) * B; ++i) {
+          finite = finite && std::isfinite(x[i]);
+          if (!std::isnan(x[i])) amax = std::max(amax, std::fabs(x[i]));
+        }
+        uint8_t want;
+        if (f == BlockFormat::Nvfp4) want = nvfp4_block_scale_code(amax, ts);
+        else if (!finite) want = 0xFF;
+        else if (amax == 0.0f) want = 0;
+        else want = static_cast<uint8_t>(std::clamp(std::ilogb(amax) - info(f).emax_elem, -127, 127) + 127);
+        if (q.scales[blk] != want && ++bad <= 20)
+          ADD_FAILURE() << info(f).name << " block " << blk << " scale 0x" << std::hex << int(q.scales[blk])
+                        << " want 0x" << int(want);
+      }
       for (size_t i = 0; i < x.size(); ++i) {
         const size_t blk = i / B;
         uint32_t want;
