@@ -281,6 +281,32 @@ TEST(GpuHd, Rht16FastPathMatchesGolden) {
   EXPECT_EQ(f_bits(got[0]), f_bits(want[0]));
 }
 
+// The tuned kernels' warp layout: the Philox word a lane is handed (from the lane that drew the
+// block) is the word sr_word4 gives for the lane's 4 elements, for every step and lane; every
+// element of a tile is some lane's in exactly one step.
+TEST(GpuHd, TunedWarpLayoutCoversTileAndSrWords) {
+  for (uint64_t tile : {uint64_t{0}, uint64_t{512}, uint64_t{512} * 12345}) {
+    std::vector<int> seen(gpu::hd::kTileElems, 0);
+    for (int it = 0; it < 4; ++it) {
+      for (unsigned lane = 0; lane < 32; ++lane) {
+        const size_t off = gpu::hd::tile_offset(it, lane);
+        ASSERT_EQ(off % 4, 0u);
+        for (int i = 0; i < 4; ++i) ++seen[off + static_cast<size_t>(i)];
+        const int src = gpu::hd::sr_src_lane(it, lane);
+        ASSERT_GE(src, 0);
+        ASSERT_LT(src, 32);
+        const auto drawn = philox_block(77, 5, tile / 16 + static_cast<uint64_t>(src));  // what lane src drew
+        EXPECT_EQ(drawn[static_cast<size_t>(gpu::hd::sr_word_index(lane))], gpu::hd::sr_word4(77, 5, tile + off))
+            << it << " " << lane;
+        // a block of 16 / 32 / 64 is 4 / 8 / 16 neighbouring lanes of one step (aligned groups)
+        EXPECT_EQ(off / 16, (static_cast<size_t>(it) * 128 + 4 * (lane & ~3u)) / 16);
+        EXPECT_EQ((tile + off) % 64 / 4, static_cast<size_t>(lane & 15u));  // HiF4 group j = lane % 16
+      }
+    }
+    for (int c : seen) ASSERT_EQ(c, 1);
+  }
+}
+
 // ---- GEMM ----
 
 struct GCfg {

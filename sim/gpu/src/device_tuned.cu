@@ -36,7 +36,7 @@ namespace fp4sim::gpu::detail {
 namespace {
 
 constexpr unsigned kFull = 0xFFFFFFFFu;
-constexpr size_t kTile = 512;  // elements per warp step group: 32 lanes x 4 steps x float4
+constexpr size_t kTile = hd::kTileElems;  // elements per warp and tile: 32 lanes x 4 steps x float4
 constexpr unsigned kQuantThreads = 256;
 
 unsigned sm_count() {
@@ -84,7 +84,7 @@ __device__ __forceinline__ bool load4(const float* x, size_t e, size_t n, float 
 template <class A>
 __device__ __forceinline__ void load_tile(const A& a, size_t tile, unsigned lane, float (&xv)[4][4], bool (&ok)[4]) {
 #pragma unroll
-  for (int it = 0; it < 4; ++it) ok[it] = load4(a.x, tile + static_cast<size_t>(it) * 128 + 4 * lane, a.n, xv[it]);
+  for (int it = 0; it < 4; ++it) ok[it] = load4(a.x, tile + hd::tile_offset(it, lane), a.n, xv[it]);
 }
 
 // SR words of a tile: lane l holds the Philox block (tile / 16 + l).
@@ -98,10 +98,10 @@ __device__ __forceinline__ SrWords draw(uint64_t seed, uint32_t stream, size_t t
 // The word of this lane's 4 elements in step `it`: Philox block it * 8 + lane / 4 of the tile,
 // word lane % 4 (elements it * 128 + 4 * lane .. + 3).
 __device__ __forceinline__ uint32_t sr_pick(const SrWords& s, int it, unsigned lane) {
-  const int src = it * 8 + static_cast<int>(lane >> 2);
+  const int src = hd::sr_src_lane(it, lane);
   const uint32_t w0 = __shfl_sync(kFull, s.w[0], src), w1 = __shfl_sync(kFull, s.w[1], src);
   const uint32_t w2 = __shfl_sync(kFull, s.w[2], src), w3 = __shfl_sync(kFull, s.w[3], src);
-  const unsigned q = lane & 3u;
+  const int q = hd::sr_word_index(lane);
   return q == 0 ? w0 : (q == 1 ? w1 : (q == 2 ? w2 : w3));
 }
 
@@ -180,7 +180,7 @@ __global__ void __launch_bounds__(kQuantThreads) kt_nvfp4(QArgs a, const unsigne
     load_tile(a, tile, L.lane, xv, ok);
 #pragma unroll
     for (int it = 0; it < 4; ++it) {
-      const size_t e = tile + static_cast<size_t>(it) * 128 + 4 * L.lane;
+      const size_t e = tile + hd::tile_offset(it, L.lane);
       float(&v)[4] = xv[it];
       if constexpr (Rht) rht_quad(v, L.lane, a.rht_mask, a.rht_bf16);
       const uint32_t bam = group_max<4>(hd::amax4_ignore_nan(v));
@@ -211,7 +211,7 @@ __global__ void __launch_bounds__(kQuantThreads) kt_mx(QArgs a, uint8_t* codes, 
     load_tile(a, tile, L.lane, xv, ok);
 #pragma unroll
     for (int it = 0; it < 4; ++it) {
-      const size_t e = tile + static_cast<size_t>(it) * 128 + 4 * L.lane;
+      const size_t e = tile + hd::tile_offset(it, L.lane);
       float(&v)[4] = xv[it];
       if constexpr (Rht) rht_quad(v, L.lane, a.rht_mask, a.rht_bf16);
       const hd::MxScale s = hd::mx_scale(a.elem, group_max<8>(hd::magmax4(v)), a.rule);
@@ -239,7 +239,7 @@ __global__ void __launch_bounds__(kQuantThreads) kt_hif4(QArgs a, uint8_t* codes
     load_tile(a, tile, L.lane, xv, ok);
 #pragma unroll
     for (int it = 0; it < 4; ++it) {
-      const size_t e = tile + static_cast<size_t>(it) * 128 + 4 * L.lane;
+      const size_t e = tile + hd::tile_offset(it, L.lane);
       float(&v)[4] = xv[it];
       if constexpr (Rht) rht_quad(v, L.lane, a.rht_mask, a.rht_bf16);
       const uint32_t v_self = hd::magmax4(v);

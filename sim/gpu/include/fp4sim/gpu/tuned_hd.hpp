@@ -23,6 +23,15 @@ FP4SIM_HD uint32_t magmax4(const float* x) {
 
 FP4SIM_HD uint8_t byte_of(uint32_t w, int i) { return static_cast<uint8_t>(w >> (8 * i)); }
 
+// The tuned kernels' warp layout: a warp walks tiles of 512 elements in 4 steps of 128; in step
+// `it`, lane l holds elements tile + tile_offset(it, l) .. + 3. For SR, lane l of the warp draws
+// the Philox block (tile / 16 + l); the 4 SR bytes of a lane's elements are word sr_word_index(l)
+// of the block drawn by lane sr_src_lane(it, l). (Checked on the host against sr_word4.)
+constexpr int kTileElems = 512;
+FP4SIM_HD size_t tile_offset(int it, unsigned lane) { return static_cast<size_t>(it) * 128 + 4u * lane; }
+FP4SIM_HD int sr_src_lane(int it, unsigned lane) { return it * 8 + static_cast<int>(lane >> 2); }
+FP4SIM_HD int sr_word_index(unsigned lane) { return static_cast<int>(lane & 3u); }
+
 // 4 NVFP4 codes, packed little-endian (element i in byte i), given the block's inverse scale;
 // rb4 = the 4 SR bytes (sr_word4), used if rnd = kSr.
 FP4SIM_HD uint32_t nvfp4_codes4(const float* x, float inv, int rnd, uint32_t rb4) {
