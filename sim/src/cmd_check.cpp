@@ -15,7 +15,7 @@ namespace fs = std::filesystem;
 namespace po = boost::program_options;
 
 constexpr const char* kUsage =
-    "check SUITE --results DIR [--json REPORT] [--force] [--allow-missing] [--quiet]   (or --suite SUITE)";
+    "check SUITE --results DIR [--json REPORT] [--force] [--durable] [--allow-missing] [--quiet]   (or --suite SUITE)";
 
 }  // namespace
 
@@ -48,19 +48,12 @@ int cmd_check(const Invocation& inv) {
   const bool force = vm["force"].as<bool>(), allow_missing = vm["allow-missing"].as<bool>(),
              quiet = vm["quiet"].as<bool>();
 
-  // The report's place is checked before any work: an unwritable REPORT must not cost a whole check.
-  fs::path report_path;
-  if (vm.count("json")) {
-    report_path = vm["json"].as<std::string>();
-    if (report_path.empty()) throw UsageError("--json: empty file name");
-    check_output_parent(report_path);
-    std::error_code ec;
-    const fs::file_status st = fs::symlink_status(report_path, ec);
-    if (fs::is_directory(st)) throw io::IoError(report_path.string() + ": is a directory");
-    if (fs::exists(st) && !force) throw io::IoError(report_path.string() + ": already exists (use --force to replace it)");
-  } else if (force) {
-    throw UsageError("--force: only applies to --json REPORT");
-  }
+  // The report is declared under the output policy before any work (an existing REPORT needs --force,
+  // a missing folder is an error) and written whatever the outcome: CI wants it most on failure.
+  Outputs outs(force);
+  const bool want_json = vm.count("json") > 0;
+  const size_t json_h = want_json ? outs.file("json", vm["json"].as<std::string>()) : 0;
+  if (force && !want_json) throw UsageError("--force: only applies to --json REPORT");
 
   const vectors::CheckReport rep = vectors::check_suite(suite, results);
   for (const vectors::CaseCheck& c : rep.cases) {
@@ -78,12 +71,13 @@ int cmd_check(const Invocation& inv) {
   std::cout.flush();
 
   const bool passed = allow_missing ? vectors::all_present_equal(rep) : vectors::all_equal(rep);
-  if (!report_path.empty()) {
+  if (want_json) {
     io::Json j = io::Json::parse(vectors::check_report_json(rep));
     j["command_line"] = inv.argv;
     j["allow_missing"] = allow_missing;
     j["passed"] = passed;
-    io::write_file_atomic(report_path, j.dump(2) + "\n");
+    outs.set().write(json_h, j.dump(2) + "\n");
+    outs.commit();
   }
   if (!passed) {
     std::string why;

@@ -358,14 +358,19 @@ TEST_F(CheckTest, JsonReportForCi) {
   const std::string before = slurp(*dir_ / "rep.json");
   res = run("check s --results r5 --json rep.json");
   EXPECT_EQ(res.code, 1);
-  EXPECT_EQ(res.err, "fp4sim: error: rep.json: already exists (use --force to replace it)\n");
+  // (The policy's wording is the CLI's, docs/cli.md: pinned here only as far as "NAME: reason".)
+  EXPECT_EQ(res.err.rfind("fp4sim: error: rep.json: ", 0), 0u) << res.err;
+  EXPECT_NE(res.err.find("--force"), std::string::npos) << res.err;
+  EXPECT_EQ(res.err_lines(), 1u);
   EXPECT_EQ(slurp(*dir_ / "rep.json"), before);
   res = run("check s --results r --json rep.json --force");
   EXPECT_EQ(res.code, 0) << res.err;
   EXPECT_EQ(Json::parse(slurp(*dir_ / "rep.json"))["passed"], true);
   res = run("check s --results r5 --json nowhere/rep.json");
   EXPECT_EQ(res.code, 1);
-  EXPECT_EQ(res.err, "fp4sim: error: nowhere/rep.json: parent directory does not exist\n");
+  EXPECT_EQ(res.err.rfind("fp4sim: error: nowhere/rep.json: ", 0), 0u) << res.err;
+  EXPECT_EQ(res.err_lines(), 1u);
+  EXPECT_FALSE(fs::exists(*dir_ / "nowhere"));
 }
 
 TEST_F(CheckTest, BadInvocationsFailWithOneLine) {
@@ -376,7 +381,7 @@ TEST_F(CheckTest, BadInvocationsFailWithOneLine) {
   };
   copy_outputs("r6");
   const std::vector<Case> cases = {
-      {"check s", 2, "fp4sim: error: the option '--results' is required but missing\n"},
+      {"check s", 2, "--results"},
       {"check --results r6", 2, "fp4sim: error: no suite directory given (check SUITE --results DIR)\n"},
       {"check s --results nope", 1, "fp4sim: error: nope: no such results directory\n"},
       {"check nosuite --results r6", 1, ""},
@@ -386,8 +391,13 @@ TEST_F(CheckTest, BadInvocationsFailWithOneLine) {
     const Result r = run(c.args);
     EXPECT_EQ(r.code, c.code) << c.args;
     EXPECT_EQ(r.err_lines(), 1u) << c.args << ": " << r.err;
-    if (!c.err.empty()) EXPECT_EQ(r.err, c.err) << c.args;
-    else EXPECT_NE(r.err.find("nosuite/manifest.json"), std::string::npos) << r.err;
+    if (c.err.empty()) {
+      EXPECT_NE(r.err.find("nosuite/manifest.json"), std::string::npos) << r.err;
+    } else if (c.err.rfind("fp4sim: error: ", 0) == 0) {
+      EXPECT_EQ(r.err, c.err) << c.args;
+    } else {  // boost's message, reworded by the CLI: it names the option
+      EXPECT_NE(r.err.find(c.err), std::string::npos) << r.err;
+    }
   }
 }
 

@@ -20,6 +20,7 @@
 #include "fp4sim/io/npy.hpp"
 #include "fp4sim/io/vectors.hpp"
 #include "fp4sim/layout.hpp"
+#include "fp4sim/mma.hpp"
 
 namespace fs = std::filesystem;
 namespace sr = fp4sim::suite;
@@ -106,6 +107,55 @@ TEST_F(SuiteReaderTest, EveryCaseEqualsTheRealReaders) {
       }
     }
   }
+}
+
+// The padding rule of docs/vectors.md (suite_reader.hpp's pad_case): every suite case padded past a
+// tcgen05 tile (M to 128 rows, N to 16, K by at least one more instruction, to a multiple of 256) gives
+// the same bits in D[m < M, n < N] for every model. Zero-filling A's extra K columns instead (+0
+// products) is shown to change some outputs (a -0 becomes +0), so the check can see a wrong rule.
+TEST_F(SuiteReaderTest, PaddingToTileShapesKeepsEveryBit) {
+  using namespace fp4sim;
+  size_t outputs = 0, zero_fill_changed = 0;
+  for (const char* name : {"smoke", "corners", "random"}) {
+    const sr::Suite s(path(name).string());
+    const vectors::SuiteReader real(path(name));
+    for (size_t i = 0; i < s.cases().size(); ++i) {
+      const sr::CaseData d = s.load_case(i);
+      const sr::CaseInfo& c = *d.info;
+      const MmaConfig cfg = real.load(i).data.cfg;
+      const size_t ik = static_cast<size_t>(c.instruction_k);
+      const size_t M2 = round_up(c.M + 1, 128), N2 = round_up(c.N + 1, 16), K2 = round_up(c.K + ik, 256);
+      const sr::PaddedCase p = sr::pad_case(d, M2, N2, K2);
+      SCOPED_TRACE(c.id);
+      ASSERT_EQ(p.a.codes.size(), M2 * K2);
+      if (!p.a.packed.empty()) {
+        EXPECT_EQ(sr::unpack_nibbles_rows(p.a.packed.data(), M2, K2), p.a.codes);
+      }
+      if (!c.scale_words()) {
+        const std::vector<uint8_t> s8(p.b.scales.begin(), p.b.scales.end());
+        EXPECT_EQ(p.b.scales_atom, scales_to_atom(s8, N2, K2 / static_cast<size_t>(c.block)));
+      }
+      sr::OperandData zero_a = p.a;  // the wrong rule: +0 in A's padded K columns
+      for (size_t m = 0; m < c.M; ++m)
+        for (size_t k = c.K; k < K2; ++k) zero_a.codes[m * K2 + k] = 0;
+      for (const auto& [model_name_, want] : d.expected) {
+        Model model{};
+        ASSERT_TRUE(parse_model(model_name_, model));
+        const std::vector<float> got = gemm(cfg, model, M2, N2, K2, p.a.codes, std::span<const uint32_t>(p.a.scales),
+                                            p.b.codes, std::span<const uint32_t>(p.b.scales), p.c, d.alpha);
+        const std::vector<float> zf = gemm(cfg, model, M2, N2, K2, zero_a.codes, std::span<const uint32_t>(p.a.scales),
+                                           p.b.codes, std::span<const uint32_t>(p.b.scales), p.c, d.alpha);
+        for (size_t m = 0; m < c.M; ++m)
+          for (size_t n = 0; n < c.N; ++n) {
+            ++outputs;
+            EXPECT_EQ(std::bit_cast<uint32_t>(got[m * N2 + n]), want[m * c.N + n]) << model_name_ << " " << m << "," << n;
+            zero_fill_changed += std::bit_cast<uint32_t>(zf[m * N2 + n]) != want[m * c.N + n];
+          }
+      }
+    }
+  }
+  EXPECT_GT(outputs, 10000u);
+  EXPECT_GT(zero_fill_changed, 0u);
 }
 
 TEST(SuiteReaderParts, Crc32MatchesIoCrc32) {

@@ -843,5 +843,53 @@ class Suite {
   Manifest m_;
 };
 
+// ------------------------------------------------------------------------------------------------
+// Padding a case to a kernel's tile shape (docs/vectors.md#padding-to-tile-shapes) without changing
+// a single bit of D[m < M, n < N] under any model: extra rows of A / B and of C are zero; the extra K
+// columns are element code -0 (the sign bit of the element width) on A and +0 on B, and their block
+// scales are code 0 (for 8-bit scales the same zero bytes the 128x4 atom pads with). A's -0 makes
+// every padded product -0, and x + (-0) = x for every x, -0 included (+0 products would turn a -0
+// result into +0). Rows2 >= rows, K2 >= K, K2 a multiple of the block; packed bytes and atoms are
+// rebuilt for the padded shape. Inputs (floats) are not padded.
+struct PaddedCase {
+  size_t M = 0, N = 0, K = 0;  // the padded shape
+  OperandData a, b;            // codes, packed (4-bit), scales, scales_atom (8-bit scales)
+  std::vector<float> c;        // [M, N]
+};
+
+inline OperandData pad_operand(const CaseInfo& c, const OperandData& op, size_t rows, size_t rows2, size_t K2,
+                               uint8_t k_pad_code) {
+  const size_t blk = static_cast<size_t>(c.block), nblk = c.K / blk, nblk2 = K2 / blk;
+  if (rows2 < rows || K2 < c.K || K2 % blk != 0) throw Error("pad: the padded shape must cover the case and hold whole blocks");
+  OperandData out;
+  out.codes.assign(rows2 * K2, 0);
+  out.scales.assign(rows2 * nblk2, 0);
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t k = 0; k < K2; ++k) out.codes[r * K2 + k] = k < c.K ? op.codes[r * c.K + k] : k_pad_code;
+    for (size_t j = 0; j < nblk; ++j) out.scales[r * nblk2 + j] = op.scales[r * nblk + j];
+  }
+  if (!op.packed.empty()) out.packed = pack_nibbles_rows(out.codes.data(), rows2, K2);
+  if (!c.scale_words()) {
+    std::vector<uint8_t> s8(out.scales.begin(), out.scales.end());
+    out.scales_atom = scales_to_atom(s8.data(), rows2, nblk2);
+  }
+  return out;
+}
+
+inline PaddedCase pad_case(const CaseData& d, size_t M2, size_t N2, size_t K2) {
+  const CaseInfo& c = *d.info;
+  if (M2 < c.M || N2 < c.N) throw Error("pad: the padded shape must cover the case");
+  PaddedCase p;
+  p.M = M2;
+  p.N = N2;
+  p.K = K2;
+  p.a = pad_operand(c, d.a, c.M, M2, K2, static_cast<uint8_t>(1u << (element_bits(c.elem_a) - 1)));  // -0
+  p.b = pad_operand(c, d.b, c.N, N2, K2, 0);                                                         // +0
+  p.c.assign(M2 * N2, 0.0f);
+  for (size_t m = 0; m < c.M; ++m)
+    for (size_t n = 0; n < c.N; ++n) p.c[m * N2 + n] = d.c[m * c.N + n];
+  return p;
+}
+
 }  // namespace suite
 }  // namespace fp4sim
