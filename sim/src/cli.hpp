@@ -71,7 +71,9 @@ std::string get_or(const boost::program_options::variables_map& vm, const char* 
 
 // A tensor input file: float32 as is, uint16 read as BF16 bit patterns (widened exactly).
 struct FloatTensor {
-  std::vector<uint8_t> file_bytes;  // the whole file, for the manifest's CRC
+  std::vector<uint8_t> file_bytes;  // empty: released once read (its size and CRC-32 are below)
+  size_t file_size = 0;             // bytes of the whole file, for the manifest
+  uint32_t file_crc32 = 0;          // CRC-32 of the whole file
   io::NpyArray array;               // dtype and shape as stored (data left empty: see values)
   std::vector<float> values;        // row-major, array.size() values
   size_t n_nan = 0, n_inf = 0;      // non-finite values among them

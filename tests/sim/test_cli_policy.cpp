@@ -252,7 +252,7 @@ TEST(CliPolicy, QuantizePrintsOneSummaryLine) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.err, "");
   EXPECT_TRUE(std::regex_match(r.out, std::regex("o: nvfp4 \\(4, 64\\), 16 blocks, 5 files \\(0\\.0 MB\\) \\+ "
-                                                 "manifest\\.json; quantized in [0-9]+\\.[0-9] ms\n")))
+                                                 "manifest\\.json; quantized in [0-9]+\\.[0-9] ms \\(cpu [0-9]+\\.[0-9] ms\\)\n")))
       << r.out;
 }
 
