@@ -11,6 +11,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <thread>
 
 #if defined(__x86_64__)
@@ -1066,13 +1067,15 @@ Quantized quantize(BlockFormat f, std::span<const float> x, size_t rows, size_t 
 
 namespace {
 
-// body(c) for c < n_chunks on up to `threads` threads (the caller's included), chunks handed out
-// in order from a shared counter. Which thread runs a chunk never changes what it computes.
+// body(c, scratch) for c < n_chunks on up to `threads` threads (the caller's included), chunks
+// handed out in order from a shared counter; scratch is the worker's own buffer (the RHT output of
+// a chunk). Which thread runs a chunk never changes what it computes.
 template <typename F>
 void parallel_chunks(size_t n_chunks, unsigned threads, F&& body) {
   const size_t nt = std::min<size_t>(threads, n_chunks);
   if (nt <= 1) {
-    for (size_t c = 0; c < n_chunks; ++c) body(c);
+    std::vector<float> scratch;
+    for (size_t c = 0; c < n_chunks; ++c) body(c, scratch);
     return;
   }
   std::atomic<size_t> next{0};
@@ -1080,7 +1083,8 @@ void parallel_chunks(size_t n_chunks, unsigned threads, F&& body) {
   std::mutex mu;
   auto worker = [&] {
     try {
-      for (size_t c; (c = next.fetch_add(1)) < n_chunks;) body(c);
+      std::vector<float> scratch;
+      for (size_t c; (c = next.fetch_add(1)) < n_chunks;) body(c, scratch);
     } catch (...) {
       const std::lock_guard<std::mutex> lock(mu);
       if (!err) err = std::current_exception();
@@ -1089,7 +1093,13 @@ void parallel_chunks(size_t n_chunks, unsigned threads, F&& body) {
   };
   std::vector<std::thread> pool;
   pool.reserve(nt - 1);
-  for (size_t t = 1; t < nt; ++t) pool.emplace_back(worker);
+  for (size_t t = 1; t < nt; ++t) {
+    try {
+      pool.emplace_back(worker);
+    } catch (const std::system_error&) {  // no more threads to be had: the started ones finish the work
+      break;
+    }
+  }
   worker();
   for (auto& t : pool) t.join();
   if (err) std::rethrow_exception(err);
@@ -1126,23 +1136,24 @@ void quantize(BlockFormat f, std::span<const float> x_in, size_t rows, size_t co
   const size_t n_chunks = (rows + chunk_rows - 1) / chunk_rows;
   const unsigned threads = opt.threads != 0 ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
 
-  // RHT into a scratch tensor (per chunk; TE takes the NVFP4 amax after the RHT).
-  const float* x = x_in.data();
-  std::unique_ptr<float[]> rotated;
+  // The RHT goes chunk by chunk into the worker's scratch (L2-sized), never into a tensor-sized
+  // buffer: a fresh one per call costs more in page faults than the transform. NVFP4 transforms
+  // each chunk twice (for the amax, which TE takes after the RHT, then for the codes); the
+  // transform is deterministic, so both passes see the same bits.
   std::vector<int8_t> signs;
-  if (opt.rht != 0) {
-    rotated.reset(new float[rows * cols]);
-    rht_signs(opt.rht, opt.rht_seeded || opt.rht != 16, opt.rht_seed, signs);
-  }
+  if (opt.rht != 0) rht_signs(opt.rht, opt.rht_seeded || opt.rht != 16, opt.rht_seed, signs);
   auto chunk_rows_of = [&](size_t c, size_t& r0) {
     r0 = c * chunk_rows;
     return std::min(rows, r0 + chunk_rows) - r0;
   };
-  auto rotate = [&](size_t r0, size_t nr) {
+  // The chunk's input rows, through the RHT when it is on.
+  auto chunk_input = [&](size_t r0, size_t nr, std::vector<float>& scratch) -> const float* {
     const size_t off = r0 * cols, n = nr * cols;
-    rht_apply_to(x_in.subspan(off, n), std::span<float>(rotated.get() + off, n), cols, opt.rht, signs, opt.rht_bf16);
+    if (opt.rht == 0) return x_in.data() + off;
+    scratch.resize(n);
+    rht_apply_to(x_in.subspan(off, n), std::span<float>(scratch.data(), n), cols, opt.rht, signs, opt.rht_bf16);
+    return scratch.data();
   };
-  if (opt.rht != 0) x = rotated.get();
 
   if (f == BlockFormat::Nvfp4) {
     std::vector<float> chunk_amax(n_chunks, 0.0f);
@@ -1152,39 +1163,39 @@ void quantize(BlockFormat f, std::span<const float> x_in, size_t rows, size_t co
     const bool keep_bmax = false;
 #endif
     std::unique_ptr<uint32_t[]> bmax(keep_bmax ? new uint32_t[nb] : nullptr);
-    parallel_chunks(n_chunks, threads, [&](size_t c) {
+    parallel_chunks(n_chunks, threads, [&](size_t c, std::vector<float>& scratch) {
       size_t r0;
       const size_t nr = chunk_rows_of(c, r0);
-      if (opt.rht != 0) rotate(r0, nr);
+      const float* xc = chunk_input(r0, nr, scratch);
 #if defined(__x86_64__)
       if (keep_bmax) {
-        chunk_amax[c] = nvfp4_block_maxima_avx2(x + r0 * cols, nr * cols / 16, bmax.get() + r0 * cols / 16);
+        chunk_amax[c] = nvfp4_block_maxima_avx2(xc, nr * cols / 16, bmax.get() + r0 * cols / 16);
         return;
       }
 #endif
-      chunk_amax[c] = tensor_amax(x + r0 * cols, nr * cols);
+      chunk_amax[c] = tensor_amax(xc, nr * cols);
     });
     q.amax = *std::max_element(chunk_amax.begin(), chunk_amax.end());
     const Nvfp4TensorScale ts = nvfp4_tensor_scale(q.amax, opt.pts);
     q.global_scale = ts.s_dec;
-    parallel_chunks(n_chunks, threads, [&](size_t c) {
+    parallel_chunks(n_chunks, threads, [&](size_t c, std::vector<float>& scratch) {
       size_t r0;
       const size_t nr = chunk_rows_of(c, r0);
       const size_t off = r0 * cols;
-      quantize_nvfp4_rows(x + off, nr, cols, opt, ts, off, bmax ? bmax.get() + off / 16 : nullptr,
-                          q.codes.data() + off, q.scales.data() + off / 16);
+      quantize_nvfp4_rows(chunk_input(r0, nr, scratch), nr, cols, opt, ts, off,
+                          bmax ? bmax.get() + off / 16 : nullptr, q.codes.data() + off, q.scales.data() + off / 16);
     });
     return;
   }
-  parallel_chunks(n_chunks, threads, [&](size_t c) {
+  parallel_chunks(n_chunks, threads, [&](size_t c, std::vector<float>& scratch) {
     size_t r0;
     const size_t nr = chunk_rows_of(c, r0);
     const size_t off = r0 * cols;
-    if (opt.rht != 0) rotate(r0, nr);  // then quantized while still in cache
+    const float* xc = chunk_input(r0, nr, scratch);  // quantized while still in cache
     if (f == BlockFormat::Hif4) {
-      quantize_hif4(x + off, nr * cols / B, opt, q.codes.data() + off, q.scale_words.data() + off / B, off);
+      quantize_hif4(xc, nr * cols / B, opt, q.codes.data() + off, q.scale_words.data() + off / B, off);
     } else {
-      quantize_mx(f, x + off, nr * cols / B, opt, q.codes.data() + off, q.scales.data() + off / B, off);
+      quantize_mx(f, xc, nr * cols / B, opt, q.codes.data() + off, q.scales.data() + off / B, off);
     }
   });
 }
