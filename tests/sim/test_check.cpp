@@ -363,7 +363,8 @@ TEST_F(CheckTest, JsonReportForCi) {
   EXPECT_NE(res.err.find("--force"), std::string::npos) << res.err;
   EXPECT_EQ(res.err_lines(), 1u);
   EXPECT_EQ(slurp(*dir_ / "rep.json"), before);
-  res = run("check s --results r --json rep.json --force");
+  copy_outputs("r5-clean");
+  res = run("check s --results r5-clean --json rep.json --force");
   EXPECT_EQ(res.code, 0) << res.err;
   EXPECT_EQ(Json::parse(slurp(*dir_ / "rep.json"))["passed"], true);
   res = run("check s --results r5 --json nowhere/rep.json");
