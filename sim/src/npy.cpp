@@ -239,6 +239,22 @@ NpyArray parse_npy(std::span<const uint8_t> file, std::string_view name) {
 }
 
 NpyView parse_npy_view(std::span<const uint8_t> file, std::string_view name) {
+  const NpyHeader h = parse_npy_header(file, file.size(), name);
+  NpyView v;
+  v.dtype = h.dtype;
+  v.shape = h.shape;
+  v.data = file.subspan(h.data_offset, h.data_bytes);
+  return v;
+}
+
+size_t npy_header_end(std::span<const uint8_t> head) {
+  if (head.size() < kMagicLen + 2 || std::memcmp(head.data(), kMagic, kMagicLen) != 0) return 0;
+  const size_t len_bytes = head[6] == 1 ? 2 : head[6] == 2 ? 4 : 0;
+  if (len_bytes == 0 || head.size() < kMagicLen + 2 + len_bytes) return 0;
+  return kMagicLen + 2 + len_bytes + read_le(head.data() + kMagicLen + 2, static_cast<int>(len_bytes));
+}
+
+NpyHeader parse_npy_header(std::span<const uint8_t> file, size_t file_size, std::string_view name) {
   if (file.size() < kMagicLen + 2 || std::memcmp(file.data(), kMagic, kMagicLen) != 0)
     fail(name, "not a .npy file (bad magic)");
   const int major = file[6], minor = file[7];
@@ -254,9 +270,10 @@ NpyView parse_npy_view(std::span<const uint8_t> file, std::string_view name) {
   const size_t prefix = kMagicLen + 2 + len_bytes;
   if (file.size() < prefix) fail(name, "truncated header");
   const size_t header_len = read_le(file.data() + kMagicLen + 2, static_cast<int>(len_bytes));
-  if (file.size() - prefix < header_len)
+  if (file_size - prefix < header_len)
     fail(name, "truncated header (header length " + std::to_string(header_len) + ", file has " +
-                   std::to_string(file.size() - prefix) + " bytes after the prefix)");
+                   std::to_string(file_size - prefix) + " bytes after the prefix)");
+  if (file.size() - prefix < header_len) fail(name, "internal error: header not read whole");
   std::string_view text(reinterpret_cast<const char*>(file.data() + prefix), header_len);
   HeaderParser::Header h = HeaderParser(text, name).parse();
 
@@ -271,28 +288,26 @@ NpyView parse_npy_view(std::span<const uint8_t> file, std::string_view name) {
     fail(name, "unsupported dtype '" + printable(d) + "' (supported: <f4, |u1, <u2, <u4)");
   }
 
-  NpyArray a;
-  a.dtype = *dt;
-  a.shape = std::move(*h.shape);
-  const size_t n = shape_elements(a.shape, name);
-  const size_t item = dtype_size(a.dtype);
+  NpyHeader out;
+  out.dtype = *dt;
+  out.shape = std::move(*h.shape);
+  const size_t n = shape_elements(out.shape, name);
+  const size_t item = dtype_size(out.dtype);
   if (n > std::numeric_limits<size_t>::max() / item)
-    fail(name, "shape " + shape_string(a.shape) + " is too large");
+    fail(name, "shape " + shape_string(out.shape) + " is too large");
   const size_t need = n * item;
-  const size_t have = file.size() - prefix - header_len;
+  const size_t have = file_size - prefix - header_len;
   if (have < need)
-    fail(name, "truncated data: shape " + shape_string(a.shape) + " of " +
-                   std::string(dtype_descr(a.dtype)) + " needs " + std::to_string(need) +
+    fail(name, "truncated data: shape " + shape_string(out.shape) + " of " +
+                   std::string(dtype_descr(out.dtype)) + " needs " + std::to_string(need) +
                    " bytes, file has " + std::to_string(have));
   if (have > need)
-    fail(name, "size mismatch: shape " + shape_string(a.shape) + " of " +
-                   std::string(dtype_descr(a.dtype)) + " needs " + std::to_string(need) +
+    fail(name, "size mismatch: shape " + shape_string(out.shape) + " of " +
+                   std::string(dtype_descr(out.dtype)) + " needs " + std::to_string(need) +
                    " bytes, file has " + std::to_string(have) + " (trailing data)");
-  NpyView v;
-  v.dtype = a.dtype;
-  v.shape = std::move(a.shape);
-  v.data = file.subspan(prefix + header_len, need);
-  return v;
+  out.data_offset = prefix + header_len;
+  out.data_bytes = need;
+  return out;
 }
 
 NpyArray read_npy(const std::filesystem::path& path) {

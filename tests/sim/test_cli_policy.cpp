@@ -19,8 +19,10 @@
 
 #include "cli_harness.hpp"
 #include "fp4sim/io/atomic_file.hpp"
+#include "fp4sim/io/crc32.hpp"
 #include "fp4sim/io/manifest.hpp"
 #include "fp4sim/io/npy.hpp"
+#include "fp4sim/quant.hpp"
 #include "fp4sim/synth.hpp"
 
 namespace fp4sim {
@@ -320,6 +322,27 @@ TEST(CliPolicy, ThreadsAndDurableChangeNoOutputByte) {
   a.erase("command_line");
   b.erase("command_line");
   EXPECT_EQ(a.dump(), b.dump());
+}
+
+// Inputs of 1 MiB and more are read straight into memory (cli.cpp read_f32_direct): the same codes as
+// in process, the manifest's size and CRC-32 those of the whole file, the same errors.
+TEST(CliPolicy, LargeInputsReadDirectlyGiveTheSameResult) {
+  Dir d("policy");
+  const std::vector<float> x = tensor(512, 1024, 4);
+  io::write_npy<float>(d / "x.npy", std::vector<size_t>{512, 1024}, x);
+  const Result r = d.run("quantize --format mxfp4 --input x.npy --out o");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Quantized q = quantize(BlockFormat::Mxfp4, x, 512, 1024, QuantOptions{});
+  EXPECT_EQ(io::read_npy(d / "o" / "codes.npy").values<uint8_t>(), q.codes);
+  EXPECT_EQ(io::read_npy(d / "o" / "scales.npy").values<uint8_t>(), q.scales);
+  const std::string file = slurp(d / "x.npy");
+  const io::Json m = io::read_manifest(d / "o");
+  EXPECT_EQ(m["input"]["bytes"].get<size_t>(), file.size());
+  EXPECT_EQ(m["input"]["crc32"].get<std::string>(), io::crc32_hex(io::crc32(file)));
+  io::write_file_atomic(d / "trunc.npy", std::string_view(file).substr(0, file.size() - 1));
+  expect_exact_error(d.run("quantize --format mxfp4 --input trunc.npy --out t"), 1,
+                     "trunc.npy: truncated data: shape (512, 1024) of <f4 needs 2097152 bytes, file has 2097151");
+  EXPECT_FALSE(fs::exists(d / "t"));
 }
 
 // NaN / Inf inputs go through as the formats define them, with one warning that counts them.

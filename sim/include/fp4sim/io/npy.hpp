@@ -69,6 +69,16 @@ struct NpyView {
   std::span<const uint8_t> data;
 };
 NpyView parse_npy_view(std::span<const uint8_t> file, std::string_view name);
+// The same checks from the first bytes of a file of `file_size` bytes (for readers that read the
+// data straight into its destination): `file` must hold the whole header, npy_header_end(file)
+// bytes (0 when the first bytes are no .npy prefix).
+struct NpyHeader {
+  DType dtype = DType::F32;
+  std::vector<size_t> shape;
+  size_t data_offset = 0, data_bytes = 0;
+};
+NpyHeader parse_npy_header(std::span<const uint8_t> file, size_t file_size, std::string_view name);
+size_t npy_header_end(std::span<const uint8_t> head);
 // The header of a version 1.0 .npy file (magic, version, length, dict, padding): encode_npy without
 // the data, for writers that stream the data behind it.
 std::vector<uint8_t> npy_header(DType dtype, std::span<const size_t> shape);
