@@ -6,6 +6,7 @@
 #include <bit>
 #include <cfloat>
 #include <cmath>
+#include <cstdlib>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -16,6 +17,9 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+#endif
+#if defined(__linux__)
+#include <sys/mman.h>
 #endif
 
 #include "fp4sim/hadamard.hpp"
@@ -1067,6 +1071,28 @@ Quantized quantize(BlockFormat f, std::span<const float> x, size_t rows, size_t 
 
 namespace {
 
+// A float buffer of n values, uninitialized, 2 MiB-aligned and advised onto huge pages (Linux).
+class RotatedBuffer {
+ public:
+  explicit RotatedBuffer(size_t n) {
+    if (n == 0) return;
+    constexpr size_t kHuge = size_t{2} << 20;
+    const size_t bytes = (n * sizeof(float) + kHuge - 1) / kHuge * kHuge;
+    p_ = static_cast<float*>(std::aligned_alloc(kHuge, bytes));
+    if (p_ == nullptr) throw std::bad_alloc();
+#if defined(__linux__)
+    madvise(p_, bytes, MADV_HUGEPAGE);  // advice only: a refusal changes nothing but speed
+#endif
+  }
+  ~RotatedBuffer() { std::free(p_); }
+  RotatedBuffer(const RotatedBuffer&) = delete;
+  RotatedBuffer& operator=(const RotatedBuffer&) = delete;
+  float* data() const { return p_; }
+
+ private:
+  float* p_ = nullptr;
+};
+
 // body(c, scratch) for c < n_chunks on up to `threads` threads (the caller's included), chunks
 // handed out in order from a shared counter; scratch is the worker's own buffer (the RHT output of
 // a chunk). Which thread runs a chunk never changes what it computes.
@@ -1136,10 +1162,10 @@ void quantize(BlockFormat f, std::span<const float> x_in, size_t rows, size_t co
   const size_t n_chunks = (rows + chunk_rows - 1) / chunk_rows;
   const unsigned threads = opt.threads != 0 ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
 
-  // The RHT goes chunk by chunk into the worker's scratch (L2-sized), never into a tensor-sized
-  // buffer: a fresh one per call costs more in page faults than the transform. NVFP4 transforms
-  // each chunk twice (for the amax, which TE takes after the RHT, then for the codes); the
-  // transform is deterministic, so both passes see the same bits.
+  // The RHT goes chunk by chunk into the worker's scratch (L2-sized) for the one-pass formats.
+  // NVFP4 needs the whole transformed tensor twice (TE takes the amax after the RHT): a tensor-sized
+  // buffer, on huge pages where the OS has them, since 4 KiB page faults on a fresh buffer cost more
+  // than the transform itself.
   std::vector<int8_t> signs;
   if (opt.rht != 0) rht_signs(opt.rht, opt.rht_seeded || opt.rht != 16, opt.rht_seed, signs);
   auto chunk_rows_of = [&](size_t c, size_t& r0) {
@@ -1147,12 +1173,13 @@ void quantize(BlockFormat f, std::span<const float> x_in, size_t rows, size_t co
     return std::min(rows, r0 + chunk_rows) - r0;
   };
   // The chunk's input rows, through the RHT when it is on.
+  RotatedBuffer rotated(f == BlockFormat::Nvfp4 && opt.rht != 0 ? rows * cols : 0);
   auto chunk_input = [&](size_t r0, size_t nr, std::vector<float>& scratch) -> const float* {
     const size_t off = r0 * cols, n = nr * cols;
     if (opt.rht == 0) return x_in.data() + off;
-    scratch.resize(n);
-    rht_apply_to(x_in.subspan(off, n), std::span<float>(scratch.data(), n), cols, opt.rht, signs, opt.rht_bf16);
-    return scratch.data();
+    float* out = rotated.data() ? rotated.data() + off : (scratch.resize(n), scratch.data());
+    rht_apply_to(x_in.subspan(off, n), std::span<float>(out, n), cols, opt.rht, signs, opt.rht_bf16);
+    return out;
   };
 
   if (f == BlockFormat::Nvfp4) {
@@ -1182,7 +1209,9 @@ void quantize(BlockFormat f, std::span<const float> x_in, size_t rows, size_t co
       size_t r0;
       const size_t nr = chunk_rows_of(c, r0);
       const size_t off = r0 * cols;
-      quantize_nvfp4_rows(chunk_input(r0, nr, scratch), nr, cols, opt, ts, off,
+      const float* xc = opt.rht != 0 ? rotated.data() + off : x_in.data() + off;
+      (void)scratch;
+      quantize_nvfp4_rows(xc, nr, cols, opt, ts, off,
                           bmax ? bmax.get() + off / 16 : nullptr, q.codes.data() + off, q.scales.data() + off / 16);
     });
     return;
