@@ -345,6 +345,33 @@ TEST(CliPolicy, LargeInputsReadDirectlyGiveTheSameResult) {
   EXPECT_FALSE(fs::exists(d / "t"));
 }
 
+// The manifests' CRC-32 (slicing-by-16, and carry-less multiplication folding from 64 bytes on)
+// against a bit-at-a-time reference: every length up to 300 and some large ones, at odd offsets,
+// and chained.
+TEST(CliPolicy, Crc32FastPathsMatchTheBitwiseReference) {
+  auto bitwise = [](std::span<const uint8_t> d, uint32_t prev) {
+    uint32_t c = ~prev;
+    for (uint8_t b : d) {
+      c ^= b;
+      for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
+    }
+    return ~c;
+  };
+  std::vector<uint8_t> buf(70000);
+  uint64_t z = 0x9E3779B97F4A7C15ull;
+  for (uint8_t& b : buf) {
+    z ^= z << 13, z ^= z >> 7, z ^= z << 17;
+    b = static_cast<uint8_t>(z);
+  }
+  const std::span<const uint8_t> all(buf);
+  for (size_t n = 0; n <= 300; ++n)
+    for (size_t off : {size_t{0}, size_t{1}, size_t{7}}) ASSERT_EQ(io::crc32(all.subspan(off, n)), bitwise(all.subspan(off, n), 0)) << n << " " << off;
+  for (size_t n : {size_t{1023}, size_t{4096}, size_t{65537}, size_t{69990}}) {
+    EXPECT_EQ(io::crc32(all.subspan(3, n)), bitwise(all.subspan(3, n), 0)) << n;
+    EXPECT_EQ(io::crc32(all.subspan(3 + 100, n - 100), io::crc32(all.subspan(3, 100))), bitwise(all.subspan(3, n), 0)) << n;
+  }
+}
+
 // NaN / Inf inputs go through as the formats define them, with one warning that counts them.
 TEST(CliPolicy, NonFiniteInputsAreCountedOnStderr) {
   Dir d("policy");
