@@ -206,6 +206,22 @@ TEST(CliPolicy, SigintDuringRunLeavesNeitherFolderNorTrace) {
   interrupt_and_check({"run", "--quick", "--threads", "1", "--out", "o", "--trace", "t.vcd"}, "o.tmp-", SIGINT);
 }
 
+// report.md explains its table's columns.
+TEST(CliPolicy, RunReportHasAColumnLegend) {
+  FP4SIM_REQUIRE_MODELS();
+  Dir d("policy");
+  const Result r = d.run("run --m 8 --n 16 --k 64 --no-vectors --timing analytic --out o");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string md = slurp(d / "o" / "report.md");
+  for (const char* col : {"**engine**", "**bit-exact**", "**equal/total**", "**cycles**", "**MACs/cycle**", "**util**",
+                          "**top stall**", "**rel err**", "**QSNR dB**", "**time/golden**"})
+    EXPECT_NE(md.find(col), std::string::npos) << col;
+  // Run again: refused without --force, replaced with it.
+  expect_exact_error(d.run("run --m 8 --n 16 --k 64 --no-vectors --timing analytic --out o"), 1,
+                     "o: already exists (use --force to replace it)");
+  EXPECT_EQ(d.run("run --m 8 --n 16 --k 64 --no-vectors --timing analytic --out o --force").code, 0);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Messages: one style, "fp4sim: error: NAME: reason".
 
