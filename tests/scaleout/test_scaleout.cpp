@@ -386,9 +386,10 @@ TEST(WhatifSharded, ShardedKilledAndResumedCsvIsByteIdentical) {
   ASSERT_EQ(d.run(cyc + "--out y.csv --shard-size 1", "FP4SIM_TEST_KILL_AFTER_SHARDS=4").code, 128 + 9);
   ASSERT_EQ(d.run(cyc + "--out y.csv --shard-size 1 --resume").code, 0);
   EXPECT_EQ(slurp(d / "x.csv"), slurp(d / "y.csv"));
-  // whatif replaces its CSV anyway: an interrupted run's state is discarded by a plain run.
-  ASSERT_EQ(d.run(sweep + "--out c.csv --shard-size 2", "FP4SIM_TEST_KILL_AFTER_SHARDS=1").code, 128 + 9);
-  ASSERT_EQ(d.run(sweep + "--out c.csv").code, 0);
+  // An existing CSV needs --force (the output policy); a plain forced run discards an
+  // interrupted run's state.
+  ASSERT_EQ(d.run(sweep + "--out c.csv --force --shard-size 2", "FP4SIM_TEST_KILL_AFTER_SHARDS=1").code, 128 + 9);
+  ASSERT_EQ(d.run(sweep + "--out c.csv --force").code, 0);
   EXPECT_FALSE(fs::exists(d / "c.csv.partial"));
   EXPECT_EQ(slurp(d / "a.csv"), slurp(d / "c.csv"));
 }
