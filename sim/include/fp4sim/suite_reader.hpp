@@ -632,7 +632,7 @@ inline std::string path_or_empty(const Json& j, const char* key) {
 }
 inline size_t size_at(const Json& j, const char* key) {
   const uint64_t v = j.at(key).as_u64();
-  if (v > std::numeric_limits<size_t>::max()) throw Error(std::string("JSON: ") + key + " too large");
+  if (static_cast<uint64_t>(static_cast<size_t>(v)) != v) throw Error(std::string("JSON: ") + key + " too large");
   return static_cast<size_t>(v);
 }
 inline uint32_t hex_u32(const std::string& s) {
