@@ -706,7 +706,7 @@ __attribute__((target("avx2"))) void nvfp4_2d_avx2(const float* __restrict x, si
   for (uint32_t k = 0; k < 127; ++k) inv_of[k] = nvfp4_inverse(k, ts);
   const size_t sc = cols / 16;
   std::vector<uint32_t> tmax(sc);
-  std::vector<uint8_t> tcode(sc), rb(SR ? cols : 0);
+  std::vector<uint8_t> tcode(sc), rb(SR ? cols : 16);
   for (size_t r0 = 0; r0 < rows; r0 += 16) {
     const size_t r1 = std::min(rows, r0 + 16);
     std::fill(tmax.begin(), tmax.end(), 0u);
@@ -725,7 +725,7 @@ __attribute__((target("avx2"))) void nvfp4_2d_avx2(const float* __restrict x, si
       if constexpr (SR) sr_bytes(opt.seed, opt.stream, first_index + r * cols, cols, rb.data());
       std::copy(tcode.begin(), tcode.end(), scales + r * sc);
       for (size_t j = 0; j < sc; ++j)
-        nvfp4_elems_16<SR>(row + 16 * j, inv_of[tcode[j]], rb.data() + 16 * j, c, codes + r * cols + 16 * j);
+        nvfp4_elems_16<SR>(row + 16 * j, inv_of[tcode[j]], rb.data() + (SR ? 16 * j : 0), c, codes + r * cols + 16 * j);
     }
   }
 }
