@@ -10,6 +10,8 @@
 // many threads, each its own contiguous slice. With repetitions the table uses each row's median.
 #include <benchmark/benchmark.h>
 
+#include "bench_ratio.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -24,29 +26,12 @@
 
 namespace {
 
-constexpr size_t kRows = 1024, kCols = 4096;  // 16 MiB of float32: larger than the caches
+using fp4sim::bench::kCols;
+using fp4sim::bench::kRows;
 
-const std::vector<float>& input() {
-  static const std::vector<float> x = [] {
-    std::vector<float> v(kRows * kCols);
-    std::mt19937 g(12345);
-    std::normal_distribution<float> n(0.0f, 1.0f);
-    for (auto& e : v) e = n(g);
-    return v;
-  }();
-  return x;
-}
+using fp4sim::bench::input;
+using fp4sim::bench::BM_memcpy;
 
-void BM_memcpy(benchmark::State& st) {
-  const auto& x = input();
-  std::vector<float> y(x.size());
-  for (auto _ : st) {
-    std::memcpy(y.data(), x.data(), x.size() * sizeof(float));
-    benchmark::DoNotOptimize(y.data());
-    benchmark::ClobberMemory();
-  }
-  st.SetItemsProcessed(static_cast<int64_t>(st.iterations() * x.size()));
-}
 BENCHMARK(BM_memcpy)->Name("memcpy");
 
 constexpr size_t kBigRows = 16384, kBigCols = 4096;  // 256 MiB of float32
@@ -141,47 +126,7 @@ BENCHMARK_CAPTURE(BM_quantize_mt, mxfp4_rne_mt, BlockFormat::Mxfp4, with(Roundin
 BENCHMARK_CAPTURE(BM_quantize_mt, hif4_rne_mt, BlockFormat::Hif4, with(Rounding::Rne))->UseRealTime();
 BENCHMARK_CAPTURE(BM_quantize_mt, nvfp4_sr_rht16_mt, BlockFormat::Nvfp4, with(Rounding::Sr, false, 16))->UseRealTime();
 
-// Collects items/s per benchmark and prints the ratio table after the normal console output.
-class RatioReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    ConsoleReporter::ReportRuns(runs);
-    for (const auto& r : runs) {
-      auto it = r.counters.find("items_per_second");
-      if (it == r.counters.end()) continue;
-      // with --benchmark_repetitions, the median of the repetitions; else the one run
-      const bool median = r.run_type == Run::RT_Aggregate && r.aggregate_name == "median";
-      if (r.run_type != Run::RT_Iteration && !median) continue;
-      std::string name = r.run_name.function_name + (r.run_name.args.empty() ? "" : "/" + r.run_name.args);
-      if (median || !medians_.count(name)) rates_[name] = it->second;
-      if (median) medians_.insert(name);
-    }
-  }
-  void Finalize() override {
-    ConsoleReporter::Finalize();
-    std::printf("\n%-36s %14s %10s  %s\n", "quantizer", "Melem/s", "vs memcpy", "baseline");
-    for (const auto& [name, rate] : rates_) {
-      // "_mt" rows (and memcpy_mt itself) against the all-core memcpy, the rest against one core
-      const bool mt = name.find("_mt") != std::string::npos;
-      const char* base_name = mt ? "memcpy_mt" : "memcpy";
-      auto m = rates_.find(base_name);
-      if (m == rates_.end() || m->second <= 0) continue;
-      std::printf("%-36s %14.1f %9.1f%%  %s\n", name.c_str(), rate / 1e6, 100.0 * rate / m->second, base_name);
-    }
-  }
-
- private:
-  std::map<std::string, double> rates_;
-  std::set<std::string> medians_;
-};
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  RatioReporter rep;
-  benchmark::RunSpecifiedBenchmarks(&rep);
-  benchmark::Shutdown();
-  return 0;
-}
+int main(int argc, char** argv) { return fp4sim::bench::run_with_ratios(argc, argv, "quantizer"); }

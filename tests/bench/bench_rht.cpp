@@ -9,6 +9,8 @@
 // bench_quant does.
 #include <benchmark/benchmark.h>
 
+#include "bench_ratio.hpp"
+
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -21,29 +23,12 @@
 
 namespace {
 
-constexpr size_t kRows = 1024, kCols = 4096;
+using fp4sim::bench::kCols;
+using fp4sim::bench::kRows;
 
-const std::vector<float>& input() {
-  static const std::vector<float> x = [] {
-    std::vector<float> v(kRows * kCols);
-    std::mt19937 g(12345);
-    std::normal_distribution<float> n(0.0f, 1.0f);
-    for (auto& e : v) e = n(g);
-    return v;
-  }();
-  return x;
-}
+using fp4sim::bench::input;
+using fp4sim::bench::BM_memcpy;
 
-void BM_memcpy(benchmark::State& st) {
-  const auto& x = input();
-  std::vector<float> y(x.size());
-  for (auto _ : st) {
-    std::memcpy(y.data(), x.data(), x.size() * sizeof(float));
-    benchmark::DoNotOptimize(y.data());
-    benchmark::ClobberMemory();
-  }
-  st.SetItemsProcessed(static_cast<int64_t>(st.iterations() * x.size()));
-}
 BENCHMARK(BM_memcpy)->Name("memcpy");
 
 // Out of place: reads x, writes y (the same traffic as the memcpy).
@@ -82,43 +67,7 @@ BENCHMARK_CAPTURE(BM_rht_to, rht64_to, 64, true, false);
 BENCHMARK_CAPTURE(BM_rht_inplace, rht16_inplace, 16, false);
 BENCHMARK_CAPTURE(BM_rht_inplace, rht16_inplace_reference, 16, true);
 
-class RatioReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    ConsoleReporter::ReportRuns(runs);
-    for (const auto& r : runs) {
-      auto it = r.counters.find("items_per_second");
-      if (it == r.counters.end()) continue;
-      // with --benchmark_repetitions, the median of the repetitions; else the one run
-      const bool median = r.run_type == Run::RT_Aggregate && r.aggregate_name == "median";
-      if (r.run_type != Run::RT_Iteration && !median) continue;
-      std::string name = r.run_name.function_name + (r.run_name.args.empty() ? "" : "/" + r.run_name.args);
-      if (median || !medians_.count(name)) rates_[name] = it->second;
-      if (median) medians_.insert(name);
-    }
-  }
-  void Finalize() override {
-    ConsoleReporter::Finalize();
-    auto m = rates_.find("memcpy");
-    if (m == rates_.end() || m->second <= 0) return;
-    std::printf("\n%-36s %14s %10s\n", "transform", "Melem/s", "vs memcpy");
-    for (const auto& [name, rate] : rates_) {
-      std::printf("%-36s %14.1f %9.1f%%\n", name.c_str(), rate / 1e6, 100.0 * rate / m->second);
-    }
-  }
-
- private:
-  std::map<std::string, double> rates_;
-  std::set<std::string> medians_;
-};
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  RatioReporter rep;
-  benchmark::RunSpecifiedBenchmarks(&rep);
-  benchmark::Shutdown();
-  return 0;
-}
+int main(int argc, char** argv) { return fp4sim::bench::run_with_ratios(argc, argv, "transform"); }
