@@ -427,6 +427,18 @@ def _c_input(c, M: int, N: int, rank_first: bool = False) -> np.ndarray | None:
     return np.ascontiguousarray(ca)
 
 
+def _gemm_sizes(A, B):
+    """M, K, N of A [M, K] and B [N, K] (both already 2-D), with the CLI's messages."""
+    M, K, N = A.shape[0], A.shape[1], B.shape[0]
+    if M == 0 or K == 0:
+        raise ValueError(f"a: A is empty, shape {_shape(A.shape)}")
+    if N == 0:
+        raise ValueError(f"b: B is empty, shape {_shape(B.shape)}")
+    if B.shape[1] != K:
+        raise ValueError(f"b: B has shape {_shape(B.shape)} but A has K = {K} (B is [N, K], K-major)")
+    return M, K, N
+
+
 def mma(a, b, sfa, sfb, c=None, kind: str = "mxf4nvf4", block: int | None = None, scale_type: str | None = None,
         elem: str | None = None, elem_a: str | None = None, elem_b: str | None = None, model: str | None = None,
         alpha: float = 1.0, threads: int = 0) -> np.ndarray:
@@ -483,13 +495,7 @@ def mma(a, b, sfa, sfb, c=None, kind: str = "mxf4nvf4", block: int | None = None
     _matrix(A, "a", "A")
     B, _ = _codes_input(b, "b", elem=eb)
     _matrix(B, "b", "B")
-    M, K, N = A.shape[0], A.shape[1], B.shape[0]
-    if M == 0 or K == 0:
-        raise ValueError(f"a: A is empty, shape {_shape(A.shape)}")
-    if N == 0:
-        raise ValueError(f"b: B is empty, shape {_shape(B.shape)}")
-    if B.shape[1] != K:
-        raise ValueError(f"b: B has shape {_shape(B.shape)} but A has K = {K} (B is [N, K], K-major)")
+    M, K, N = _gemm_sizes(A, B)
     per_instruction = m in ("blackwell", "ascend-hif4")
     step = k["k"] if per_instruction else blk_eff
     if K % step:
@@ -553,13 +559,7 @@ def gemm(a, b, c=None, format: str = "nvfp4", model: str | None = None, rounding
     B = _float_input(b, "b")
     _matrix(A, "a", "A")
     _matrix(B, "b", "B")
-    M, K, N = A.shape[0], A.shape[1], B.shape[0]
-    if M == 0 or K == 0:
-        raise ValueError(f"a: A is empty, shape {_shape(A.shape)}")
-    if N == 0:
-        raise ValueError(f"b: B is empty, shape {_shape(B.shape)}")
-    if B.shape[1] != K:
-        raise ValueError(f"b: B has shape {_shape(B.shape)} but A has K = {K} (B is [N, K], K-major)")
+    M, K, N = _gemm_sizes(A, B)
     C = _c_input(c, M, N)
     try:
         r = _core.gemm(A, B, C, format, model, o["rounding"], o["seed"], o["stream"], o["scale_rule"], o["pts"],
