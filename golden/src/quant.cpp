@@ -24,8 +24,18 @@
 
 #include "fp4sim/hadamard.hpp"
 #include "fp4sim/philox.hpp"
+#include "quant_internal.hpp"
 
 namespace fp4sim {
+
+namespace quant_detail {
+const Hif4RecTable& hif4_recs() {
+  static const Hif4RecTable recs;
+  return recs;
+}
+}  // namespace quant_detail
+
+using namespace quant_detail;
 
 namespace {
 
@@ -39,9 +49,6 @@ constexpr BlockFormatInfo kBlockFormats[] = {
     {BlockFormat::Hif4, "hif4", &kS1P2, &kE6M2, 64, 0, true},
 };
 
-constexpr uint8_t kUE8M0Bias = 127;
-constexpr uint8_t kScaleNaN = 0xFF;
-constexpr uint32_t kExpMask = 0x7F800000u;
 
 // Hot loops are compiled twice (AVX2 and baseline x86-64) and picked at load time. Bits do not
 // depend on the clone: the build disables FMA contraction and both use IEEE single/double ops.
@@ -50,10 +57,6 @@ constexpr uint32_t kExpMask = 0x7F800000u;
 #else
 #define FP4SIM_HOT
 #endif
-#define FP4SIM_INLINE [[gnu::always_inline]] inline
-
-inline uint32_t f2u(float f) { return std::bit_cast<uint32_t>(f); }
-inline float u2f(uint32_t u) { return std::bit_cast<float>(u); }
 
 // Sign bit of a code from the input's FP32 bits: set iff x < 0 (not for -0.0 or NaN), SPEC §1.
 FP4SIM_INLINE uint32_t neg_bit(uint32_t xb) {
@@ -109,8 +112,18 @@ __attribute__((target("avx2"), always_inline)) inline void e2m1_rne_16_avx2_inl(
 __attribute__((target("avx2"))) void e2m1_rne_16_avx2(const float* x, float inv, uint8_t* out) {
   e2m1_rne_16_avx2_inl(x, inv, out);
 }
-// Not const: set_quant_simd() turns the AVX2 kernels off so that the tests can run the portable ones.
-bool use_avx2 = __builtin_cpu_supports("avx2");
+// The kernel level: the best the CPU has, capped by FP4SIM_QUANT_SIMD=portable|avx2|avx512 (the
+// tests run every level that way; unset or another value: no cap). Not const: set_quant_simd_level()
+// changes it too. AVX-512 (quant_avx512.cpp) covers NVFP4 1x16, MX and HiF4 under RNE and SR; the
+// other vector paths (NVFP4 2D, the tensor amax without block maxima) stay AVX2.
+QuantSimd simd_cap_from_env() {
+  const char* e = std::getenv("FP4SIM_QUANT_SIMD");
+  const std::string_view v = e != nullptr ? e : "";
+  return v == "portable" ? QuantSimd::Portable : v == "avx2" ? QuantSimd::Avx2 : QuantSimd::Avx512;
+}
+const QuantSimd simd_cap = simd_cap_from_env();
+bool use_avx2 = simd_cap >= QuantSimd::Avx2 && __builtin_cpu_supports("avx2");
+bool use_avx512 = simd_cap >= QuantSimd::Avx512 && use_avx2 && cpu_has_avx512();
 #endif
 
 // Codes of x[i] * inv under RNE with satfinite; the sign comes from x so that a product
@@ -193,23 +206,6 @@ void check_shape(const BlockFormatInfo& fi, size_t xsize, size_t rows, size_t co
 // ---------------------------------------------------------------------------------------------
 // MX (SPEC §2.1)
 
-// Shared exponent of a block with finite amax > 0 under the chosen rule, clamped to UE8M0 range.
-FP4SIM_INLINE int mx_shared_exp(const BlockFormatInfo& fi, float amax, ScaleRule rule) {
-  const uint32_t u = f2u(amax);
-  // floor(log2(amax)) from the bits (ilogb for FP32 subnormals): no log2() misrounding.
-  int e = (u >= 0x00800000u ? static_cast<int>(u >> 23) - 127 : std::ilogb(amax)) - fi.emax_elem;
-  if (rule == ScaleRule::Ceil) {
-    // smallest e with max_elem * 2^e >= amax; max_elem < 2^(emax_elem+1), so it is e or e+1.
-    const double max_elem = decode(*fi.elem, fi.elem->max_code());
-    if (std::ldexp(max_elem, e) < static_cast<double>(amax)) ++e;
-  }
-  return std::clamp(e, -127, 127);
-}
-
-// 2^-e as a float for a UE8M0 exponent e in [-127, 127] (2^-127 is an FP32 subnormal).
-FP4SIM_INLINE float pow2_neg(int e) {
-  return e == 127 ? u2f(0x00400000u) : u2f(static_cast<uint32_t>(127 - e) << 23);
-}
 
 // RNE code of |v| (FP32 bits ab, finite or not) in a small signed format with subnormals,
 // saturating at max: equal to encode(f, v, Rne, true) for |v| (test_quant_fast checks every MX
@@ -259,20 +255,6 @@ FP4SIM_HOT void mx_rne_blocks(const BlockFormatInfo& fi, const float* __restrict
 }
 
 #if defined(__x86_64__)
-// Constants of one element format for small_codes_8.
-struct SmallFmtConst {
-  uint32_t min_normal;  // FP32 bits of 2^emin: below it the format's grid is uniform (subnormals)
-  float sub_scale;      // 2^(mbits - emin) (RNE) or 2^(mbits - emin + 8) (SR): |v| in grid steps
-  int shift;            // 23 - mbits: FP32 mantissa bits dropped
-  uint32_t exp_adj;     // (127 - bias) << mbits: (FP32 exponent, mantissa) -> the format's fields
-  uint32_t max_code, sign_bit;
-};
-
-SmallFmtConst small_fmt_const(const ElemFormat& f, bool sr) {
-  const int emin = f.emin();
-  return {static_cast<uint32_t>(127 + emin) << 23, std::ldexp(1.0f, f.mbits - emin + (sr ? 8 : 0)), 23 - f.mbits,
-          static_cast<uint32_t>(127 - f.bias) << f.mbits, f.max_code(), f.sign_bit()};
-}
 
 // Codes of eight values v (already scaled; sign taken from the input bits xb, SPEC §1) in a small
 // format with subnormals, saturating at max: encode(f, v, Rne or Sr, true) (test_quant_fast checks
@@ -473,6 +455,10 @@ void quantize_mx(BlockFormat f, const float* x, size_t n_blocks, const QuantOpti
   const size_t B = static_cast<size_t>(fi.block);
   const bool sr = opt.rounding == Rounding::Sr;
 #if defined(__x86_64__)
+  if (use_avx512 && (sr || opt.rounding == Rounding::Rne)) {
+    mx_blocks_avx512(fi, x, n_blocks, opt, codes, scales, first_index);
+    return;
+  }
   if (use_avx2 && (sr || opt.rounding == Rounding::Rne)) {
     if (sr) mx_blocks_avx2<true>(fi, x, n_blocks, opt, codes, scales, first_index);
     else mx_blocks_avx2<false>(fi, x, n_blocks, opt, codes, scales, first_index);
@@ -527,19 +513,6 @@ namespace {
 FP4SIM_INLINE uint8_t nvfp4_scale_code(float block_amax, const Nvfp4TensorScale& ts) {
   const float m = ts.s_enc * (1.0f / 6.0f);
   return ue4m3_rne_sat(block_amax * m);
-}
-
-// Value of a UE4M3 code produced by ue4m3_rne_sat (0x00..0x7E), from its fields.
-FP4SIM_INLINE float ue4m3_value(uint32_t c) {
-  const uint32_t e = c >> 3, m = c & 7u;
-  const float sub = static_cast<float>(m) * 0x1p-9f;
-  const float norm = u2f(((e + 120u) << 23) | (m << 20));
-  return e == 0 ? sub : norm;
-}
-
-FP4SIM_INLINE float nvfp4_inverse(uint32_t scale_code, const Nvfp4TensorScale& ts) {
-  const float s = ue4m3_value(scale_code) * ts.s_dec;
-  return std::min(1.0f / s, FLT_MAX);  // 1/0 = +Inf -> FLT_MAX
 }
 
 }  // namespace
@@ -780,7 +753,7 @@ float tensor_amax(const float* x, size_t n) {
 
 // Rows [0, rows) of a chunk whose first element has flat index first_index (the SR counter),
 // under the tensor scale ts; x, codes and scales point at the chunk. A 2D chunk starts on a tile.
-// bmax: the chunk's block maxima from the first pass (AVX2 1x16 only), or null.
+// bmax: the chunk's block maxima from the first pass (vector 1x16 only), or null.
 void quantize_nvfp4_rows(const float* x, size_t rows, size_t cols, const QuantOptions& opt, Nvfp4TensorScale ts,
                          uint64_t first_index, const uint32_t* bmax, uint8_t* codes, uint8_t* scales) {
   const size_t sc = cols / 16;
@@ -790,6 +763,8 @@ void quantize_nvfp4_rows(const float* x, size_t rows, size_t cols, const QuantOp
     if (opt.two_d) {
       if (sr) nvfp4_2d_avx2<true>(x, rows, cols, ts, opt, first_index, codes, scales);
       else nvfp4_2d_avx2<false>(x, rows, cols, ts, opt, first_index, codes, scales);
+    } else if (use_avx512) {
+      nvfp4_1x16_avx512(x, rows * sc, ts, opt, first_index, bmax, codes, scales);
     } else {
       if (sr) nvfp4_1x16_avx2<true>(x, rows * sc, ts, opt, first_index, bmax, codes, scales);
       else nvfp4_1x16_avx2<false>(x, rows * sc, ts, opt, first_index, bmax, codes, scales);
@@ -833,49 +808,6 @@ void quantize_nvfp4_rows(const float* x, size_t rows, size_t cols, const QuantOp
 // ---------------------------------------------------------------------------------------------
 // HiF4 (SPEC §2.3) — the official library's To_HiFX with N=4, M=2, G=64, evaluated exactly.
 
-constexpr double kBf16OneSeventh = 0.142578125;  // BF16(1/7) = 73/512
-
-// RNE of a positive normal double to `bits` significant bits, on the bit pattern.
-FP4SIM_INLINE double round_sig_bits(double v, int bits) {
-  const int drop = 52 - (bits - 1);
-  uint64_t u = std::bit_cast<uint64_t>(v);
-  u += ((uint64_t{1} << (drop - 1)) - 1) + ((u >> drop) & 1u);
-  return std::bit_cast<double>(u & ~((uint64_t{1} << drop) - 1));
-}
-
-// REC = BF16(1 / E6M2) for every E6M2 code. 1/(1 + m/4) is a repeating binary fraction for
-// m != 0, so rounding its double to 8 bits is a single rounding of the exact quotient.
-// Also, per code, the level thresholds as FP32 patterns: t2 (t4) = the smallest float f with
-// f * REC >= 2 (>= 4), so that a group max v (an FP32 value) passes "v * REC >= 2" iff bits(v) >=
-// t2 (finite non-negative floats order like their bit patterns). f * REC is exact in double.
-struct Hif4RecTable {
-  std::array<double, 256> rec{};
-  std::array<uint32_t, 256> t2{}, t4{};
-  static uint32_t smallest_reaching(double rec, double target) {
-    float f = static_cast<float>(target / rec);
-    while (static_cast<double>(f) * rec < target) f = std::nextafter(f, INFINITY);
-    while (f > 0.0f && static_cast<double>(std::nextafter(f, 0.0f)) * rec >= target) f = std::nextafter(f, 0.0f);
-    return f2u(f);
-  }
-  Hif4RecTable() {
-    for (uint32_t c = 0; c < 255; ++c) {
-      rec[c] = round_sig_bits(1.0 / decode(kE6M2, c), 8);
-      t2[c] = smallest_reaching(rec[c], 2.0);
-      t4[c] = smallest_reaching(rec[c], 4.0);
-    }
-  }
-};
-
-// E6M2 code of Vmax (finite, > 0): SF = BF16(Vmax * 73/512) — the product is exact in double —
-// clamped to [2^-48, 49152] and rounded to 3 significant bits, ties to even.
-FP4SIM_INLINE uint8_t hif4_e6m2_code(float vmax) {
-  double sf = round_sig_bits(static_cast<double>(vmax) * kBf16OneSeventh, 8);
-  sf = std::clamp(sf, 0x1p-48, 49152.0);
-  const uint64_t u = std::bit_cast<uint64_t>(round_sig_bits(sf, 3));
-  const int e = static_cast<int>(u >> 52) - 1023;  // rounding may carry into the next binade
-  return static_cast<uint8_t>(((e + 48) << 2) | static_cast<int>((u >> 50) & 3u));
-}
-
 // Element codes of one block given per-element multipliers k[i] = REC * 2^(2 - level):
 // c = floor(|x| * k + add[i]) capped at 7, add = 0.5 (half-up) or r/256 (SR). |x| * k has at most
 // 32 significant bits, so it is exact in double, and so is the floor of the sum: when the sum is
@@ -888,11 +820,6 @@ FP4SIM_INLINE void hif4_codes(const float* __restrict x, const double* __restric
     const auto c = static_cast<int32_t>(f < 7.0 ? f : 7.0);
     out[i] = static_cast<uint8_t>(static_cast<uint32_t>(c) | (neg_bit(f2u(x[i])) << 3));
   }
-}
-
-const Hif4RecTable& hif4_recs() {
-  static const Hif4RecTable recs;
-  return recs;
 }
 
 #if defined(__x86_64__)
@@ -977,11 +904,8 @@ __attribute__((target("avx2"))) void quantize_hif4_avx2(const float* x, size_t n
     // t - 1 so that a signed > is >= (all patterns here are finite and non-negative; t >= 1)
     const __m256i t2m1 = _mm256_set1_epi32(static_cast<int>(recs.t2[e6m2] - 1));
     const __m256i t4m1 = _mm256_set1_epi32(static_cast<int>(recs.t4[e6m2] - 1));
-    // REC = mr * 2^(er - 7): its 8 significant bits and exponent from the double's fields
-    const auto ru = std::bit_cast<uint64_t>(recs.rec[e6m2]);
-    const int er = static_cast<int>((ru >> 52) & 0x7FF) - 1023;
-    const __m256i mr = _mm256_set1_epi32(static_cast<int>(0x80u | ((ru >> 45) & 0x7Fu)));
-    const __m256i base = _mm256_set1_epi32(147 - er);
+    const __m256i mr = _mm256_set1_epi32(static_cast<int>(recs.mr[e6m2]));  // REC = mr * 2^(er - 7)
+    const __m256i base = _mm256_set1_epi32(recs.base[e6m2]);               // 147 - er
     uint32_t w = e6m2;
     __m256i lvl[2];  // 147 - er + level, per group in the lane order of g
     for (int h = 0; h < 2; ++h) {
@@ -1013,6 +937,10 @@ FP4SIM_HOT void quantize_hif4(const float* x, size_t n_blocks, const QuantOption
                    uint64_t first_index) {
   const bool sr = opt.rounding == Rounding::Sr;
 #if defined(__x86_64__)
+  if (use_avx512) {
+    quantize_hif4_avx512(x, n_blocks, opt, codes, words, first_index);
+    return;
+  }
   if (use_avx2) {
     if (sr) quantize_hif4_avx2<true>(x, n_blocks, opt, codes, words, first_index);
     else quantize_hif4_avx2<false>(x, n_blocks, opt, codes, words, first_index);
@@ -1196,7 +1124,9 @@ void quantize(BlockFormat f, std::span<const float> x_in, size_t rows, size_t co
       const float* xc = chunk_input(r0, nr, scratch);
 #if defined(__x86_64__)
       if (keep_bmax) {
-        chunk_amax[c] = nvfp4_block_maxima_avx2(xc, nr * cols / 16, bmax.get() + r0 * cols / 16);
+        uint32_t* out = bmax.get() + r0 * cols / 16;
+        chunk_amax[c] = use_avx512 ? nvfp4_block_maxima_avx512(xc, nr * cols / 16, out)
+                                   : nvfp4_block_maxima_avx2(xc, nr * cols / 16, out);
         return;
       }
 #endif
@@ -1229,15 +1159,28 @@ void quantize(BlockFormat f, std::span<const float> x_in, size_t rows, size_t co
   });
 }
 
-bool set_quant_simd(bool on) {
+QuantSimd quant_simd_level() {
 #if defined(__x86_64__)
-  const bool was = use_avx2;
-  use_avx2 = on && __builtin_cpu_supports("avx2");
-  return was;
+  return use_avx512 ? QuantSimd::Avx512 : use_avx2 ? QuantSimd::Avx2 : QuantSimd::Portable;
 #else
-  (void)on;
-  return false;
+  return QuantSimd::Portable;
 #endif
+}
+
+QuantSimd set_quant_simd_level(QuantSimd level) {
+  const QuantSimd was = quant_simd_level();
+#if defined(__x86_64__)
+  level = std::min(level, simd_cap);
+  use_avx2 = level >= QuantSimd::Avx2 && __builtin_cpu_supports("avx2");
+  use_avx512 = level >= QuantSimd::Avx512 && use_avx2 && cpu_has_avx512();
+#else
+  (void)level;
+#endif
+  return was;
+}
+
+bool set_quant_simd(bool on) {
+  return set_quant_simd_level(on ? QuantSimd::Avx512 : QuantSimd::Portable) != QuantSimd::Portable;
 }
 
 double block_scale_value(const Quantized& q, size_t b) {

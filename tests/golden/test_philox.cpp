@@ -1,8 +1,10 @@
 // Philox4x32-10 and the SPEC §3 stochastic-rounding byte stream.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <bit>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <thread>
@@ -114,8 +116,9 @@ TEST(Philox, BulkEqualsScalarAtEveryOffset) {
   EXPECT_GT(checked, 200000u);
 }
 
-// Long runs take the eight-lane path (runs of eight whole counter blocks); bases where a run of
-// blocks carries from the low counter word into the high one, and the end of the index space.
+// Long runs take the lane-parallel paths (runs of sixteen or eight whole counter blocks, the
+// CPU's best); bases where a run of blocks carries from the low counter word into the high one,
+// and the end of the index space. PhiloxSimd below forces each path.
 TEST(Philox, BulkLongRunsEqualScalar) {
   const uint64_t seed = 0x0DDBA11C0FFEEull;
   const uint64_t bases[] = {0, (uint64_t{1} << 36) - 40, (uint64_t{5} << 36) - 16 * 3,
@@ -138,6 +141,134 @@ TEST(Philox, BulkLongRunsEqualScalar) {
     }
   }
   EXPECT_GT(checked, 50000u);
+}
+
+// The bytes of [first, first + n) from philox_block alone, one call per block: the reference for
+// every sr_bytes path.
+std::vector<uint8_t> block_ref(uint64_t seed, uint32_t stream, uint64_t first, size_t n) {
+  std::vector<uint8_t> r(n);
+  std::array<uint32_t, 4> w{};
+  uint64_t cur = ~uint64_t{0};  // never a block index (those are below 2^60)
+  for (size_t k = 0; k < n; ++k) {
+    const uint64_t i = first + k;
+    if ((i >> 4) != cur) w = philox_block(seed, stream, cur = i >> 4);
+    r[k] = mem_byte(w, static_cast<unsigned>(i & 15u));
+  }
+  return r;
+}
+
+// The best set_philox_simd level this CPU runs, found independently of the library.
+int cpu_best_level() {
+#if defined(__x86_64__)
+  if (!__builtin_cpu_supports("avx2")) return 0;
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+                 __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw")
+             ? 2
+             : 1;
+#else
+  return 0;
+#endif
+}
+
+// Sets a level for one scope and puts the previous one back however the test ends.
+struct ScopedSimd {
+  int prev;
+  explicit ScopedSimd(int level) : prev(set_philox_simd(level)) {}
+  ~ScopedSimd() { set_philox_simd(prev); }
+};
+
+TEST(PhiloxSimd, LevelDefaultsToBestAndClamps) {
+  const int best = cpu_best_level();
+  const int def = set_philox_simd(0);
+  EXPECT_EQ(def, best) << "the default is the best the CPU runs";
+  EXPECT_EQ(set_philox_simd(7), 0);
+  EXPECT_EQ(set_philox_simd(1), best) << "7 is clamped to what the CPU runs";
+  EXPECT_EQ(set_philox_simd(-3), std::min(1, best));
+  EXPECT_EQ(set_philox_simd(def), 0) << "-3 is clamped to 0";
+  if (best < 2) std::printf("note: no AVX-512 here, level 2 runs as %d\n", best);
+}
+
+// sr_bytes at one level against block_ref, with guard bytes on both sides.
+::testing::AssertionResult level_matches(int level, uint64_t seed, uint32_t stream, uint64_t first, size_t n) {
+  const ScopedSimd s(level);
+  std::vector<uint8_t> buf(n + 64, 0xC3);
+  sr_bytes(seed, stream, first, n, buf.data() + 32);
+  const std::vector<uint8_t> ref = block_ref(seed, stream, first, n);
+  const auto where = [&] {
+    return ::testing::Message() << " (level " << level << ", seed " << seed << ", stream " << stream << ", first_i "
+                                << first << ", n " << n << ")";
+  };
+  for (size_t k = 0; k < 32; ++k) {
+    if (buf[k] != 0xC3) return ::testing::AssertionFailure() << "wrote before out" << where();
+    if (buf[32 + n + k] != 0xC3) return ::testing::AssertionFailure() << "wrote past n" << where();
+  }
+  for (size_t k = 0; k < n; ++k) {
+    if (buf[32 + k] != ref[k]) {
+      return ::testing::AssertionFailure() << "byte " << k << " (i = " << first + k << "): " << int{buf[32 + k]}
+                                           << " != " << int{ref[k]} << where();
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// Lengths that leave every mix of sixteen-block, eight-block and scalar pieces.
+constexpr size_t kLens[] = {1, 127, 128, 255, 256, 257, 383, 384, 400, 511, 512, 513, 1000, 4099};
+
+// Runs crossing block k * 2^32 (index k * 2^36), where the low counter word wraps and the high one
+// carries: the crossing falls on every lane of a sixteen-block run (j < 16) and of the eight-block
+// run after it (16 <= j < 24), from aligned and unaligned starts. (2^28 - 1) * 2^36 is the last
+// such edge below the end of the index space; at 2^35 and 5 * 2^36 + 2^35 the low word's top bit
+// flips with no carry (where a signed compare would see one).
+TEST(PhiloxSimd, EveryLevelMatchesBlocksAcrossTheCarry) {
+  const uint64_t edges[] = {uint64_t{1} << 35, uint64_t{1} << 36, uint64_t{5} << 36,
+                            (uint64_t{5} << 36) | (uint64_t{1} << 35), ((uint64_t{1} << 28) - 1) << 36};
+  size_t cases = 0;
+  for (int level = 0; level <= 2; ++level) {
+    for (uint64_t edge : edges) {
+      for (uint64_t j = 0; j <= 24; ++j) {
+        for (uint64_t off : {0u, 1u, 8u, 15u, 16u, 17u, 255u}) {
+          for (size_t n : kLens) {
+            const uint64_t first = edge - 16 * j + off;
+            ASSERT_TRUE(level_matches(level, 0x0123456789ABCDEFull * ((edge >> 35) + j),
+                                      static_cast<uint32_t>((edge >> 35) * 0x9E3779B9u), first, n));
+            ++cases;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(cases, 3 * std::size(edges) * 25 * 7 * std::size(kLens));
+}
+
+// Ranges ending at the last index 2^64 - 1 (block 2^60 - 1) or just before it.
+TEST(PhiloxSimd, EveryLevelMatchesBlocksAtTheEndOfTheIndexSpace) {
+  const uint64_t last = std::numeric_limits<uint64_t>::max();
+  for (int level = 0; level <= 2; ++level) {
+    for (uint64_t gap : {0u, 1u, 15u, 16u, 17u, 300u}) {
+      for (size_t n : kLens) {
+        for (uint32_t stream : {0u, 0xFFFFFFFFu}) {
+          ASSERT_TRUE(level_matches(level, ~uint64_t{0} - gap, stream, last - gap - (n - 1), n));
+        }
+      }
+    }
+  }
+}
+
+// Seeds, streams, starts and lengths drawn from the generator (any fixed list would do): starts
+// anywhere in the index space, and near multiples of 2^36 (the carry) within +-4096.
+TEST(PhiloxSimd, EveryLevelMatchesBlocksOnRandomRanges) {
+  const uint64_t last = std::numeric_limits<uint64_t>::max();
+  for (uint32_t t = 0; t < 400; ++t) {
+    const auto r = philox4x32_10({t, 0xA5A5u, 0x5A5Au, 0u}, {0x1357u, 0x2468u});
+    const auto q = philox4x32_10({t, 0xA5A5u, 0x5A5Au, 1u}, {0x1357u, 0x2468u});
+    const uint64_t seed = (uint64_t{r[0]} << 32) | r[1];
+    const uint32_t stream = r[2];
+    const size_t n = q[0] % 3000;
+    uint64_t first = (uint64_t{r[3]} << 32) | q[1];
+    if (t % 2) first = (first & ~((uint64_t{1} << 36) - 1)) + (q[2] % 8192) - 4096;  // may wrap: fine
+    if (first > last - n + 1 && n > 0) first = last - n + 1;
+    for (int level = 0; level <= 2; ++level) ASSERT_TRUE(level_matches(level, seed, stream, first, n)) << t;
+  }
 }
 
 TEST(Philox, EndOfIndexSpaceDoesNotWrap) {

@@ -7,6 +7,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -17,6 +18,50 @@
 
 namespace fp4sim {
 namespace {
+
+// The kernel levels this CPU (and FP4SIM_QUANT_SIMD) lets quantize() take, portable first.
+std::vector<QuantSimd> simd_levels() {
+  std::vector<QuantSimd> v;
+  const QuantSimd was = quant_simd_level();
+  for (QuantSimd l : {QuantSimd::Portable, QuantSimd::Avx2, QuantSimd::Avx512}) {
+    set_quant_simd_level(l);
+    if (quant_simd_level() == l) v.push_back(l);
+  }
+  set_quant_simd_level(was);
+  return v;
+}
+
+const char* simd_name(QuantSimd l) {
+  return l == QuantSimd::Portable ? "portable" : l == QuantSimd::Avx2 ? "avx2" : "avx512";
+}
+
+// Runs body at one level and restores the previous one.
+template <typename F>
+void at_level(QuantSimd l, F&& body) {
+  const QuantSimd was = set_quant_simd_level(l);
+  body();
+  set_quant_simd_level(was);
+}
+
+// Levels fall back to what the CPU has; the environment cap holds (CTest runs the quantizer tests
+// under FP4SIM_QUANT_SIMD=portable and =avx2 besides the default).
+TEST(QuantFast, SimdLevelsFallBack) {
+  const char* env = std::getenv("FP4SIM_QUANT_SIMD");
+  const std::string cap = env != nullptr ? env : "";
+  const bool avx2 = __builtin_cpu_supports("avx2") && cap != "portable";
+  const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+                      __builtin_cpu_supports("bmi2") && cap != "avx2";
+  at_level(QuantSimd::Avx512, [&] {
+    EXPECT_EQ(quant_simd_level(), avx512 ? QuantSimd::Avx512 : avx2 ? QuantSimd::Avx2 : QuantSimd::Portable);
+  });
+  at_level(QuantSimd::Avx2, [&] { EXPECT_EQ(quant_simd_level(), avx2 ? QuantSimd::Avx2 : QuantSimd::Portable); });
+  at_level(QuantSimd::Portable, [&] { EXPECT_EQ(quant_simd_level(), QuantSimd::Portable); });
+  std::string ran;
+  for (QuantSimd l : simd_levels()) ran += std::string(" ") + simd_name(l);
+  std::printf("quantizer kernel levels on this machine:%s\n", ran.c_str());
+  RecordProperty("simd_levels", ran);
+}
 
 // Every 251st FP32 pattern (~17 M values): all exponents, many mantissas, +-0, Inf, NaNs.
 template <typename F>
@@ -64,6 +109,8 @@ TEST(QuantFast, Nvfp4InverseEqualsFormula) {
 // Element codes of the RNE fast paths (every MX element type, NVFP4 1x16) equal encode() of the
 // scaled value.
 TEST(QuantFast, RneElementsEqualGenericEncode) {
+  for (QuantSimd level : simd_levels()) at_level(level, [&] {
+  SCOPED_TRACE(simd_name(level));
   std::mt19937_64 g(2024);
   std::vector<float> x(1 << 16);
   size_t bad = 0;
@@ -104,6 +151,7 @@ TEST(QuantFast, RneElementsEqualGenericEncode) {
     }
   }
   EXPECT_EQ(bad, 0u);
+  });
 }
 
 // Inputs that reach every part of the element encoders: random mixes (grid points, neighbours of
@@ -144,6 +192,8 @@ std::vector<float> encoder_inputs(size_t n, uint64_t seed) {
 // SR element codes of every block format's fast path (AVX2 where the CPU has it) equal encode()
 // with Rounding::Sr and the element's SPEC §3 byte, on the exactly scaled value.
 TEST(QuantFast, SrElementsEqualGenericEncode) {
+  for (QuantSimd level : simd_levels()) at_level(level, [&] {
+  SCOPED_TRACE(simd_name(level));
   const size_t cols = 512, rows = 160;  // more than one of quantize()'s row chunks
   QuantOptions o;
   o.rounding = Rounding::Sr;
@@ -199,6 +249,7 @@ TEST(QuantFast, SrElementsEqualGenericEncode) {
   }
   EXPECT_EQ(bad, 0u);
   EXPECT_GT(checked, 1'500'000u);
+  });
 }
 
 bool same_quantized(const Quantized& a, const Quantized& b) {
@@ -250,21 +301,24 @@ std::vector<QuantOptions> option_sets(BlockFormat f) {
   return v;
 }
 
-// The AVX2 kernels against the portable loops (set_quant_simd(false)), whole outputs, every format
-// and option set (the portable loops are the pre-vector code, checked by test_nvfp4 / test_mx /
-// test_hif4's references; this keeps the baseline build's path tested on an AVX2 machine too).
+// Each vector level (AVX2, AVX-512) against the portable loops, whole outputs, every format and
+// option set (the portable loops are the pre-vector code, checked by test_nvfp4 / test_mx /
+// test_hif4's references; this keeps every level's path tested on a machine that has a better one).
+// 49 x 704 leaves every format's AVX-512 kernel a ragged last batch of fewer than 16 blocks.
 TEST(QuantFast, SimdEqualsPortable) {
-  const size_t rows = 48, cols = 768;
+  const size_t rows = 49, cols = 704;
   const std::vector<float> x = encoder_inputs(rows * cols, 4242);
   size_t runs = 0;
+  const std::vector<QuantSimd> levels = simd_levels();
+  if (levels.size() == 1) GTEST_SKIP() << "no vector level here (CPU or FP4SIM_QUANT_SIMD)";
   for (const auto& fi : all_block_formats()) {
     for (const QuantOptions& o : option_sets(fi.id)) {
-      set_quant_simd(true);
-      const Quantized fast = quantize(fi.id, x, rows, cols, o);
-      set_quant_simd(false);
-      const Quantized portable = quantize(fi.id, x, rows, cols, o);
-      set_quant_simd(true);
-      EXPECT_TRUE(same_quantized(fast, portable)) << describe(fi.id, o);
+      for (QuantSimd level : levels) {
+      if (level == QuantSimd::Portable) continue;
+      Quantized fast, portable;
+      at_level(level, [&] { fast = quantize(fi.id, x, rows, cols, o); });
+      at_level(QuantSimd::Portable, [&] { portable = quantize(fi.id, x, rows, cols, o); });
+      EXPECT_TRUE(same_quantized(fast, portable)) << describe(fi.id, o) << " " << simd_name(level);
       if (!same_quantized(fast, portable)) {
         for (size_t i = 0; i < fast.codes.size(); ++i)
           if (fast.codes[i] != portable.codes[i]) {
@@ -274,6 +328,7 @@ TEST(QuantFast, SimdEqualsPortable) {
           }
       }
       ++runs;
+      }
     }
   }
   EXPECT_GT(runs, 40u);

@@ -54,6 +54,12 @@ uint8_t sr_byte(uint64_t seed, uint32_t stream, uint64_t i);
 // Any first_i (not only multiples of 16), so shards and threads can each fill their own range.
 void sr_bytes(uint64_t seed, uint32_t stream, uint64_t first_i, size_t n, uint8_t* out);
 
+// For the tests: which path sr_bytes takes, 0 portable (scalar), 1 AVX2 (eight blocks per call),
+// 2 AVX-512 (sixteen), clamped to what the CPU runs; all give the same bytes. The default is the
+// best the CPU runs. Returns the previous level. Not thread-safe: not to be called while another
+// thread calls sr_bytes.
+int set_philox_simd(int level);
+
 // A uniform double in (0, 1) from two Philox words: the top 52 of the 64 bits (hi:lo) plus half a
 // step, times 2^-52. That has 53 significant bits, so it is exact in double, never 0 or 1, and
 // symmetric: the values are (m + 1/2) / 2^52, m = 0 .. 2^52 - 1.

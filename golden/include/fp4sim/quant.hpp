@@ -78,9 +78,15 @@ Quantized quantize(BlockFormat f, std::span<const float> x, size_t rows, size_t 
 void quantize(BlockFormat f, std::span<const float> x, size_t rows, size_t cols, const QuantOptions& opt,
               Quantized& out);
 
-// For the tests: on = false makes quantize() and the kernels below take their portable (non-AVX2)
-// loops, on = true takes the AVX2 ones again where the CPU has AVX2. Returns the previous state.
-// Not to be called while another thread quantizes.
+// For the tests and benchmarks: which kernels quantize() and the kernels below take. Every level
+// gives the same bits; a level the CPU lacks falls back to the best one below it. The default is
+// the best the CPU has, capped by the environment variable FP4SIM_QUANT_SIMD=portable|avx2|avx512
+// (read once at load; the cap holds for set_quant_simd_level too). Not to be called while another
+// thread quantizes.
+enum class QuantSimd : uint8_t { Portable, Avx2, Avx512 };
+QuantSimd set_quant_simd_level(QuantSimd level);  // returns the previous level
+QuantSimd quant_simd_level();                     // the level in use now
+// on = false: Portable; on = true: the best the CPU has. Returns whether a vector level was on.
 bool set_quant_simd(bool on);
 
 // Values the codes stand for, float32, [rows, cols]. A NaN scale gives NaN for its block.

@@ -1,0 +1,386 @@
+// AVX-512 block quantizers: the AVX2 kernels of quant.cpp on sixteen lanes, with the work that
+// AVX2 does one block at a time (scale codes, inverses, HiF4 E6M2 codes) done for sixteen blocks
+// per vector. Every decision is the one the AVX2 and portable kernels make, on the same FP32
+// patterns; test_quant_fast runs all three on every format and option set and compares the bits.
+#include "quant_internal.hpp"
+
+#include <cstring>
+
+#include "fp4sim/philox.hpp"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace fp4sim::quant_detail {
+
+#if defined(__x86_64__)
+
+// GCC 12's AVX-512 headers build "undefined" vectors by self-assignment, which -Wmaybe-uninitialized
+// (-Wuninitialized) report inside the inlined intrinsics: a known false positive.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
+#define FP4SIM_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,bmi2,avx2,fma")))
+#define FP4SIM_AVX512_INLINE __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,bmi2,avx2,fma"), always_inline)) inline
+
+bool cpu_has_avx512() {
+  static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                          __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+                          __builtin_cpu_supports("bmi2");
+  return has;
+}
+
+namespace {
+
+FP4SIM_AVX512_INLINE __m512i set1(uint32_t v) { return _mm512_set1_epi32(static_cast<int>(v)); }
+
+// E2M1 codes of sixteen values v = x * inv under RNE with satfinite (the AVX2 e2m1_rne_16 on one
+// vector). |v| >= 1: RNE of the FP32 pattern at one mantissa bit, exponent and bit = code + 252,
+// capped at 7 (Inf and NaN land above). |v| < 1: RN-even(2 |v|) in {0, 1, 2} by the conversion.
+// Sign: x < 0 as an ordered compare (false for -0.0 and NaN).
+FP4SIM_AVX512_INLINE __m512i e2m1_rne_16(__m512 xv, __m512 vinv) {
+  const __m512i ab = _mm512_and_si512(_mm512_castps_si512(_mm512_mul_ps(xv, vinv)), set1(0x7FFFFFFF));
+  __m512i norm = _mm512_add_epi32(ab, _mm512_add_epi32(set1(0x1FFFFF), _mm512_and_si512(_mm512_srli_epi32(ab, 22), set1(1))));
+  norm = _mm512_min_epu32(_mm512_sub_epi32(_mm512_srli_epi32(norm, 22), set1(252)), set1(7));
+  const __m512 two_v = _mm512_add_ps(_mm512_castsi512_ps(ab), _mm512_castsi512_ps(ab));
+  const __m512i sub = _mm512_cvt_roundps_epi32(two_v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m512i m = _mm512_mask_blend_epi32(_mm512_cmpgt_epi32_mask(ab, set1(0x3F7FFFFF)), sub, norm);
+  const __mmask16 neg = _mm512_cmp_ps_mask(xv, _mm512_setzero_ps(), _CMP_LT_OQ);
+  return _mm512_mask_or_epi32(m, neg, m, set1(8));
+}
+
+// small_codes_8 of quant.cpp on sixteen lanes: codes of v (scaled; sign from the input bits xb) in a
+// small format with subnormals, saturating, RNE or SR with bytes r (see small_codes_8 for the proof).
+template <bool SR>
+FP4SIM_AVX512_INLINE __m512i small_codes_16(__m512 v, __m512 xb, __m512i r, const SmallFmtConst& c) {
+  const __m512i ab = _mm512_and_si512(_mm512_castps_si512(v), set1(0x7FFFFFFF));
+  const __m128i sh = _mm_cvtsi32_si128(c.shift);
+  const __m512 scaled = _mm512_mul_ps(_mm512_castsi512_ps(ab), _mm512_set1_ps(c.sub_scale));
+  __m512i u, sub;
+  if constexpr (SR) {
+    u = _mm512_add_epi32(ab, _mm512_sll_epi32(r, _mm_cvtsi32_si128(c.shift - 8)));
+    sub = _mm512_srli_epi32(_mm512_add_epi32(_mm512_cvttps_epi32(scaled), r), 8);
+  } else {
+    const __m512i lsb = _mm512_and_si512(_mm512_srl_epi32(ab, sh), set1(1));
+    u = _mm512_add_epi32(ab, _mm512_add_epi32(set1((1u << (c.shift - 1)) - 1u), lsb));
+    sub = _mm512_cvt_roundps_epi32(scaled, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  }
+  const __m512i norm = _mm512_sub_epi32(_mm512_srl_epi32(u, sh), set1(c.exp_adj));
+  const __mmask16 is_sub = _mm512_cmpgt_epi32_mask(set1(c.min_normal), ab);
+  const __m512i mag = _mm512_min_epu32(_mm512_mask_blend_epi32(is_sub, norm, sub), set1(c.max_code));
+  const __mmask16 neg = _mm512_cmp_ps_mask(xb, _mm512_setzero_ps(), _CMP_LT_OQ);
+  return _mm512_mask_or_epi32(mag, neg, mag, set1(c.sign_bit));
+}
+
+FP4SIM_AVX512_INLINE __m512i rbytes_16(const uint8_t* rb) {
+  return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rb)));
+}
+
+FP4SIM_AVX512_INLINE void store_codes_16(__m512i c, uint8_t* out) {
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm512_cvtepi32_epi8(c));
+}
+
+// 128-bit lanes (a0 max a1, a2 max a3, b0 max b1, b2 max b3).
+FP4SIM_AVX512_INLINE __m512i fold_lanes(__m512i a, __m512i b) {
+  return _mm512_max_epu32(_mm512_shuffle_i32x4(a, b, _MM_SHUFFLE(2, 0, 2, 0)),
+                          _mm512_shuffle_i32x4(a, b, _MM_SHUFFLE(3, 1, 3, 1)));
+}
+
+// Lane i = the unsigned max of the sixteen lanes of m[i]: pairs of vectors interleaved and maxed
+// (32-bit, then 64-bit unpacks), then the four 128-bit lanes folded (two shuffle levels).
+FP4SIM_AVX512_INLINE __m512i lane_maxima_16(const __m512i* m) {
+  __m512i p[8], q[4];
+  for (int i = 0; i < 8; ++i)
+    p[i] = _mm512_max_epu32(_mm512_unpacklo_epi32(m[2 * i], m[2 * i + 1]), _mm512_unpackhi_epi32(m[2 * i], m[2 * i + 1]));
+  for (int i = 0; i < 4; ++i)  // q[i], 128-bit lane L, position j: vector 4i + j over lane L
+    q[i] = _mm512_max_epu32(_mm512_unpacklo_epi64(p[2 * i], p[2 * i + 1]), _mm512_unpackhi_epi64(p[2 * i], p[2 * i + 1]));
+  return fold_lanes(fold_lanes(q[0], q[1]), fold_lanes(q[2], q[3]));
+}
+
+// UE4M3 codes of sixteen non-negative floats (or +Inf) under RNE, saturating at 448: quant.cpp's
+// ue4m3_rne_sat on sixteen lanes (subnormal and normal candidates, then selects).
+FP4SIM_AVX512_INLINE __m512i ue4m3_rne_sat_16(__m512 f) {
+  const __m512i sub = _mm512_cvt_roundps_epi32(_mm512_mul_ps(f, _mm512_set1_ps(512.0f)),
+                                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512i u = _mm512_castps_si512(f);
+  u = _mm512_add_epi32(u, _mm512_add_epi32(set1(0x7FFFF), _mm512_and_si512(_mm512_srli_epi32(u, 20), set1(1))));
+  const __m512i norm = _mm512_or_si512(_mm512_slli_epi32(_mm512_sub_epi32(_mm512_srli_epi32(u, 23), set1(120)), 3),
+                                       _mm512_and_si512(_mm512_srli_epi32(u, 20), set1(7)));
+  const __m512i code = _mm512_mask_blend_epi32(_mm512_cmp_ps_mask(f, _mm512_set1_ps(0x1p-6f), _CMP_LT_OQ), norm, sub);
+  return _mm512_mask_blend_epi32(_mm512_cmp_ps_mask(f, _mm512_set1_ps(448.0f), _CMP_GT_OQ), code, set1(0x7E));
+}
+
+// nvfp4_inverse of sixteen scale codes: min(1 / (value(code) * S_dec), FLT_MAX), IEEE division.
+FP4SIM_AVX512_INLINE __m512 nvfp4_inverse_16(__m512i c, float s_dec) {
+  const __m512i e = _mm512_srli_epi32(c, 3), m = _mm512_and_si512(c, set1(7));
+  const __m512 sub = _mm512_mul_ps(_mm512_cvtepi32_ps(m), _mm512_set1_ps(0x1p-9f));
+  const __m512i norm = _mm512_or_si512(_mm512_slli_epi32(_mm512_add_epi32(e, set1(120)), 23), _mm512_slli_epi32(m, 20));
+  const __m512 val = _mm512_mask_blend_ps(_mm512_cmpeq_epi32_mask(e, _mm512_setzero_si512()), _mm512_castsi512_ps(norm), sub);
+  const __m512 s = _mm512_mul_ps(val, _mm512_set1_ps(s_dec));
+  return _mm512_min_ps(_mm512_div_ps(_mm512_set1_ps(1.0f), s), _mm512_set1_ps(FLT_MAX));
+}
+
+// The 16-value block at xb as sixteen lanes whose max is its NaN-ignoring amax pattern: maxps
+// returns its second operand when either is NaN, so max(|x|, 0) turns NaN into 0.
+FP4SIM_AVX512_INLINE __m512i nvfp4_block_lanes(const float* xb) {
+  const __m512 a = _mm512_castsi512_ps(_mm512_and_si512(_mm512_loadu_si512(xb), set1(0x7FFFFFFF)));
+  return _mm512_castps_si512(_mm512_max_ps(a, _mm512_setzero_ps()));
+}
+
+// Maxima of up to sixteen consecutive 16-value blocks, block i in lane i (lanes >= nb: 0).
+FP4SIM_AVX512_INLINE __m512i nvfp4_block_maxima_16(const float* x, size_t nb) {
+  __m512i m[16];
+  for (size_t i = 0; i < 16; ++i) m[i] = i < nb ? nvfp4_block_lanes(x + 16 * i) : _mm512_setzero_si512();
+  return lane_maxima_16(m);
+}
+
+template <bool SR>
+FP4SIM_AVX512 void nvfp4_1x16(const float* x, size_t n_blocks, Nvfp4TensorScale ts, const QuantOptions& opt,
+                              uint64_t first_index, const uint32_t* bmax, uint8_t* codes, uint8_t* scales) {
+  const SmallFmtConst c = small_fmt_const(kE2M1, true);
+  const __m512 mult = _mm512_set1_ps(ts.s_enc * (1.0f / 6.0f));  // nvfp4_scale_code's factor
+  alignas(64) std::array<uint8_t, 256> rb{};
+  alignas(64) float inv16[16];
+  for (size_t b0 = 0; b0 < n_blocks; b0 += 16) {
+    const size_t nb = std::min<size_t>(16, n_blocks - b0);
+    const __mmask16 live = static_cast<__mmask16>((1u << nb) - 1u);
+    const float* xc = x + b0 * 16;
+    if constexpr (SR) sr_bytes(opt.seed, opt.stream, first_index + b0 * 16, nb * 16, rb.data());
+    const __m512i amax = bmax ? _mm512_maskz_loadu_epi32(live, bmax + b0) : nvfp4_block_maxima_16(xc, nb);
+    const __m512i code = ue4m3_rne_sat_16(_mm512_mul_ps(_mm512_castsi512_ps(amax), mult));
+    _mm_mask_storeu_epi8(scales + b0, live, _mm512_cvtepi32_epi8(code));
+    _mm512_store_ps(inv16, nvfp4_inverse_16(code, ts.s_dec));
+    for (size_t i = 0; i < nb; ++i) {
+      const __m512 xv = _mm512_loadu_ps(xc + 16 * i);
+      const __m512 vinv = _mm512_set1_ps(inv16[i]);
+      if constexpr (SR) {
+        store_codes_16(small_codes_16<true>(_mm512_mul_ps(xv, vinv), xv, rbytes_16(rb.data() + 16 * i), c),
+                       codes + (b0 + i) * 16);
+      } else {
+        store_codes_16(e2m1_rne_16(xv, vinv), codes + (b0 + i) * 16);
+      }
+    }
+  }
+}
+
+// MX blocks: sixteen blocks' amaxes in one vector, their shared exponents (floor rule), scale codes
+// and 2^-e as patterns, as the AVX2 kernel does for eight; FP32-subnormal amaxes and the ceil rule
+// take mx_shared_exp. Non-finite blocks: NaN scale, zero codes; zero blocks: scale 0, zero codes.
+template <bool SR>
+FP4SIM_AVX512 void mx_blocks(const BlockFormatInfo& fi, const float* x, size_t n_blocks, const QuantOptions& opt,
+                             uint8_t* codes, uint8_t* scales, uint64_t first_index) {
+  constexpr size_t B = 32;
+  const SmallFmtConst c = small_fmt_const(*fi.elem, SR);
+  const bool fp4_rne = !SR && fi.elem == &kE2M1;
+  const bool floor_rule = opt.scale_rule == ScaleRule::Floor;
+  const __m512i absm = set1(0x7FFFFFFF);
+  alignas(64) std::array<uint8_t, 16 * B> rb{};
+  alignas(64) uint32_t amax16[16], inv16[16];
+  alignas(64) int32_t e16[16];
+  for (size_t b0 = 0; b0 < n_blocks; b0 += 16) {
+    const size_t nb = std::min<size_t>(16, n_blocks - b0);
+    const float* xc = x + b0 * B;
+    if constexpr (SR) sr_bytes(opt.seed, opt.stream, first_index + b0 * B, nb * B, rb.data());
+    __m512i m[16];
+    for (size_t i = 0; i < 16; ++i) {
+      m[i] = i < nb ? _mm512_max_epu32(_mm512_and_si512(_mm512_loadu_si512(xc + B * i), absm),
+                                       _mm512_and_si512(_mm512_loadu_si512(xc + B * i + 16), absm))
+                    : _mm512_setzero_si512();
+    }
+    const __m512i a = lane_maxima_16(m);
+    // e = clamp(exponent field - 127 - emax_elem, -127, 127); 2^-e = (127 - e) << 23, or 2^-127
+    __m512i e = _mm512_sub_epi32(_mm512_srli_epi32(a, 23), set1(static_cast<uint32_t>(127 + fi.emax_elem)));
+    e = _mm512_min_epi32(_mm512_max_epi32(e, set1(static_cast<uint32_t>(-127))), set1(127));
+    const __m512i inv = _mm512_mask_blend_epi32(_mm512_cmpeq_epi32_mask(e, set1(127)),
+                                                _mm512_slli_epi32(_mm512_sub_epi32(set1(127), e), 23), set1(0x00400000));
+    _mm512_store_si512(amax16, a);
+    _mm512_store_si512(inv16, inv);
+    _mm512_store_si512(e16, e);
+    for (size_t i = 0; i < nb; ++i) {
+      const size_t b = b0 + i;
+      uint8_t* cb = codes + b * B;
+      const uint32_t am = amax16[i];
+      if (am >= kExpMask || am == 0) {
+        scales[b] = am == 0 ? uint8_t{0} : kScaleNaN;
+        std::memset(cb, 0, B);
+        continue;
+      }
+      if (!floor_rule || am < 0x00800000u) {  // ceil rule, or an FP32-subnormal amax (ilogb)
+        e16[i] = mx_shared_exp(fi, u2f(am), opt.scale_rule);
+        inv16[i] = f2u(pow2_neg(e16[i]));
+      }
+      scales[b] = static_cast<uint8_t>(e16[i] + kUE8M0Bias);
+      const __m512 vinv = _mm512_set1_ps(u2f(inv16[i]));
+      const float* xb = xc + B * i;
+      for (size_t h = 0; h < 2; ++h) {
+        const __m512 xv = _mm512_loadu_ps(xb + 16 * h);
+        __m512i cc;
+        if (fp4_rne) {
+          cc = e2m1_rne_16(xv, vinv);
+        } else {
+          const __m512i r = SR ? rbytes_16(rb.data() + i * B + 16 * h) : _mm512_setzero_si512();
+          cc = small_codes_16<SR>(_mm512_mul_ps(xv, vinv), xv, r, c);
+        }
+        store_codes_16(cc, cb + 16 * h);
+      }
+    }
+  }
+}
+
+// HiF4 element codes of sixteen values (four groups) in exact integer arithmetic: hif4_codes_8
+// of quant.cpp on sixteen lanes (see there for why P = mx * mr and the clamped shift are exact).
+FP4SIM_AVX512_INLINE __m512i hif4_codes_16(__m512i xb, __m512i mr, __m512i base_lvl, __m512i r) {
+  const __m512i ef = _mm512_and_si512(_mm512_srli_epi32(xb, 23), set1(0xFF));
+  // (xb & 0x7FFFFF) | 0x800000: the significand with its hidden bit, one ternary-logic op
+  const __m512i mx = _mm512_ternarylogic_epi32(xb, set1(0x7FFFFF), set1(0x800000), 0xEA);
+  const __m512i sa = _mm512_max_epi32(_mm512_sub_epi32(base_lvl, ef), set1(12));
+  const __m512i p = _mm512_mullo_epi32(mx, mr);
+  const __m512i cc = _mm512_min_epu32(_mm512_srli_epi32(_mm512_add_epi32(_mm512_srlv_epi32(p, sa), r), 8), set1(7));
+  const __mmask16 neg = _mm512_cmp_ps_mask(_mm512_castsi512_ps(xb), _mm512_setzero_ps(), _CMP_LT_OQ);
+  return _mm512_mask_or_epi32(cc, neg, cc, set1(8));
+}
+
+// round_sig_bits of quant_internal.hpp on eight doubles (positive, normal): RNE on the pattern.
+template <int kBits>
+FP4SIM_AVX512_INLINE __m512d round_sig_bits_8(__m512d v) {
+  constexpr int drop = 52 - (kBits - 1);
+  __m512i u = _mm512_castpd_si512(v);
+  u = _mm512_add_epi64(u, _mm512_add_epi64(_mm512_set1_epi64((int64_t{1} << (drop - 1)) - 1),
+                                           _mm512_and_si512(_mm512_srli_epi64(u, drop), _mm512_set1_epi64(1))));
+  return _mm512_castsi512_pd(_mm512_andnot_si512(_mm512_set1_epi64((int64_t{1} << drop) - 1), u));
+}
+
+// hif4_e6m2_code of eight FP32 maxima (finite, >= 0; 0 gives code 0 as the clamp to 2^-48 does).
+FP4SIM_AVX512_INLINE __m256i hif4_e6m2_8(__m256 vmax) {
+  __m512d sf = round_sig_bits_8<8>(_mm512_mul_pd(_mm512_cvtps_pd(vmax), _mm512_set1_pd(kBf16OneSeventh)));
+  sf = _mm512_min_pd(_mm512_max_pd(sf, _mm512_set1_pd(0x1p-48)), _mm512_set1_pd(49152.0));
+  const __m512i u = _mm512_castpd_si512(round_sig_bits_8<3>(sf));
+  const __m512i e = _mm512_sub_epi64(_mm512_srli_epi64(u, 52), _mm512_set1_epi64(1023 - 48));
+  const __m512i code = _mm512_or_si512(_mm512_slli_epi64(e, 2), _mm512_and_si512(_mm512_srli_epi64(u, 50), _mm512_set1_epi64(3)));
+  return _mm512_cvtepi64_epi32(code);
+}
+
+// HiF4 in batches of sixteen blocks: per block the 16 group maxima in one vector (natural order),
+// the sixteen blocks' Vmax and E6M2 codes in vectors, then per block the levels as compares
+// against the per-code thresholds (E1_8 from pair maxima, E1_16 against t2 or t4) and the element
+// codes (hif4_codes_16). The same decisions as quantize_hif4_avx2 and the portable loop.
+template <bool SR>
+FP4SIM_AVX512 void hif4_blocks(const float* x, size_t n_blocks, const QuantOptions& opt, uint8_t* codes,
+                               uint32_t* words, uint64_t first_index) {
+  const Hif4RecTable& recs = hif4_recs();
+  const __m512i absm = set1(0x7FFFFFFF), one = set1(1);
+  // After the unpack tree lane 4L + k holds group 4k + L; this index puts group j in lane j.
+  const __m512i to_natural = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  __m512i lane_pick[4];  // element vector q: lane l takes the level of group 4q + l/4
+  for (int q = 0; q < 4; ++q)
+    lane_pick[q] = _mm512_setr_epi32(4 * q, 4 * q, 4 * q, 4 * q, 4 * q + 1, 4 * q + 1, 4 * q + 1, 4 * q + 1, 4 * q + 2,
+                                     4 * q + 2, 4 * q + 2, 4 * q + 2, 4 * q + 3, 4 * q + 3, 4 * q + 3, 4 * q + 3);
+  alignas(64) std::array<uint8_t, 16 * 64> rb{};
+  alignas(64) uint32_t gm[16][16];
+  alignas(64) uint32_t vmax16[16], code16[16];
+  for (size_t b0 = 0; b0 < n_blocks; b0 += 16) {
+    const size_t nb = std::min<size_t>(16, n_blocks - b0);
+    const float* xc = x + b0 * 64;
+    if constexpr (SR) sr_bytes(opt.seed, opt.stream, first_index + b0 * 64, nb * 64, rb.data());
+    __m512i g[16];
+    for (size_t i = 0; i < 16; ++i) {
+      if (i >= nb) {
+        g[i] = _mm512_setzero_si512();
+        continue;
+      }
+      const float* xb = xc + 64 * i;
+      __m512i a[4];
+      for (int k = 0; k < 4; ++k) a[k] = _mm512_and_si512(_mm512_loadu_si512(xb + 16 * k), absm);
+      const __m512i b01 = _mm512_max_epu32(_mm512_unpacklo_epi32(a[0], a[1]), _mm512_unpackhi_epi32(a[0], a[1]));
+      const __m512i b23 = _mm512_max_epu32(_mm512_unpacklo_epi32(a[2], a[3]), _mm512_unpackhi_epi32(a[2], a[3]));
+      g[i] = _mm512_permutexvar_epi32(
+          to_natural, _mm512_max_epu32(_mm512_unpacklo_epi64(b01, b23), _mm512_unpackhi_epi64(b01, b23)));
+      _mm512_store_si512(gm[i], g[i]);
+    }
+    const __m512i vmax = lane_maxima_16(g);
+    // Non-finite maxima get a code here too, unused: their blocks take the NaN path below.
+    const __m512i finite_vmax = _mm512_min_epu32(vmax, set1(0x7F7FFFFF));
+    const __m256i c_lo = hif4_e6m2_8(_mm512_castps512_ps256(_mm512_castsi512_ps(finite_vmax)));
+    const __m256i c_hi = hif4_e6m2_8(_mm256_castsi256_ps(_mm512_extracti64x4_epi64(finite_vmax, 1)));
+    _mm512_store_si512(vmax16, vmax);
+    _mm512_store_si512(code16, _mm512_inserti64x4(_mm512_castsi256_si512(c_lo), c_hi, 1));
+    for (size_t i = 0; i < nb; ++i) {
+      const size_t b = b0 + i;
+      uint8_t* cb = codes + b * 64;
+      if (vmax16[i] >= kExpMask) {  // as the portable loop: NaN scale, zero codes
+        words[b] = kScaleNaN;
+        std::memset(cb, 0, 64);
+        continue;
+      }
+      const uint32_t e6m2 = code16[i];
+      const __m512i gi = _mm512_load_si512(gm[i]);
+      // t - 1 so that a signed > is >= (all patterns here are finite and non-negative; t >= 1)
+      const __m512i t2m1 = set1(recs.t2[e6m2] - 1), t4m1 = set1(recs.t4[e6m2] - 1);
+      const __m512i v8 = _mm512_max_epu32(gi, _mm512_shuffle_epi32(gi, static_cast<_MM_PERM_ENUM>(0xB1)));  // pair max
+      const __mmask16 l2 = _mm512_cmpgt_epi32_mask(v8, t4m1);  // E1_8, each bit twice (both groups of a pair)
+      const __mmask16 l3 = _mm512_cmpgt_epi32_mask(gi, _mm512_mask_blend_epi32(l2, t2m1, t4m1));
+      words[b] = e6m2 | _pext_u32(l2, 0x5555u) << 8 | static_cast<uint32_t>(l3) << 16;
+      __m512i lvl = set1(static_cast<uint32_t>(recs.base[e6m2]));  // base + level, per group
+      lvl = _mm512_mask_add_epi32(lvl, l2, lvl, one);
+      lvl = _mm512_mask_add_epi32(lvl, l3, lvl, one);
+      const __m512i mr = set1(recs.mr[e6m2]);
+      const float* xb = xc + 64 * i;
+      for (int q = 0; q < 4; ++q) {
+        const __m512i r = SR ? rbytes_16(rb.data() + 64 * i + 16 * q) : set1(128);
+        store_codes_16(hif4_codes_16(_mm512_loadu_si512(xb + 16 * q), mr, _mm512_permutexvar_epi32(lane_pick[q], lvl), r),
+                       cb + 16 * q);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+FP4SIM_AVX512 float nvfp4_block_maxima_avx512(const float* x, size_t n_blocks, uint32_t* out) {
+  __m512i acc = _mm512_setzero_si512();
+  for (size_t b0 = 0; b0 < n_blocks; b0 += 16) {
+    const size_t nb = std::min<size_t>(16, n_blocks - b0);
+    const __m512i r = nvfp4_block_maxima_16(x + b0 * 16, nb);
+    _mm512_mask_storeu_epi32(out + b0, static_cast<__mmask16>((1u << nb) - 1u), r);
+    acc = _mm512_max_epu32(acc, r);
+  }
+  return u2f(_mm512_reduce_max_epu32(acc));
+}
+
+void nvfp4_1x16_avx512(const float* x, size_t n_blocks, Nvfp4TensorScale ts, const QuantOptions& opt,
+                       uint64_t first_index, const uint32_t* bmax, uint8_t* codes, uint8_t* scales) {
+  if (opt.rounding == Rounding::Sr) nvfp4_1x16<true>(x, n_blocks, ts, opt, first_index, bmax, codes, scales);
+  else nvfp4_1x16<false>(x, n_blocks, ts, opt, first_index, bmax, codes, scales);
+}
+
+void mx_blocks_avx512(const BlockFormatInfo& fi, const float* x, size_t n_blocks, const QuantOptions& opt,
+                      uint8_t* codes, uint8_t* scales, uint64_t first_index) {
+  if (opt.rounding == Rounding::Sr) mx_blocks<true>(fi, x, n_blocks, opt, codes, scales, first_index);
+  else mx_blocks<false>(fi, x, n_blocks, opt, codes, scales, first_index);
+}
+
+void quantize_hif4_avx512(const float* x, size_t n_blocks, const QuantOptions& opt, uint8_t* codes, uint32_t* words,
+                          uint64_t first_index) {
+  if (opt.rounding == Rounding::Sr) hif4_blocks<true>(x, n_blocks, opt, codes, words, first_index);
+  else hif4_blocks<false>(x, n_blocks, opt, codes, words, first_index);
+}
+
+#undef FP4SIM_AVX512
+#undef FP4SIM_AVX512_INLINE
+#pragma GCC diagnostic pop
+
+#else  // not x86-64: no AVX-512 kernels, never selected
+
+bool cpu_has_avx512() { return false; }
+float nvfp4_block_maxima_avx512(const float*, size_t, uint32_t*) { return 0.0f; }
+void nvfp4_1x16_avx512(const float*, size_t, Nvfp4TensorScale, const QuantOptions&, uint64_t, const uint32_t*,
+                       uint8_t*, uint8_t*) {}
+void mx_blocks_avx512(const BlockFormatInfo&, const float*, size_t, const QuantOptions&, uint8_t*, uint8_t*,
+                      uint64_t) {}
+void quantize_hif4_avx512(const float*, size_t, const QuantOptions&, uint8_t*, uint32_t*, uint64_t) {}
+
+#endif
+
+}  // namespace fp4sim::quant_detail

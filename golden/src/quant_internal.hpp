@@ -1,0 +1,142 @@
+// Pieces of the block quantizers shared by quant.cpp (portable and AVX2 kernels) and
+// quant_avx512.cpp (AVX-512 kernels): bit-level helpers, the NVFP4 scale chain, the MX shared
+// exponent and the HiF4 per-code tables. Internal to the golden library.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cfloat>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+
+#include "fp4sim/quant.hpp"
+
+namespace fp4sim::quant_detail {
+
+#define FP4SIM_INLINE [[gnu::always_inline]] inline
+
+inline constexpr uint8_t kUE8M0Bias = 127;
+inline constexpr uint8_t kScaleNaN = 0xFF;
+inline constexpr uint32_t kExpMask = 0x7F800000u;
+
+inline uint32_t f2u(float f) { return std::bit_cast<uint32_t>(f); }
+inline float u2f(uint32_t u) { return std::bit_cast<float>(u); }
+
+// Shared exponent of an MX block with finite amax > 0 under the chosen rule, clamped to UE8M0 range.
+FP4SIM_INLINE int mx_shared_exp(const BlockFormatInfo& fi, float amax, ScaleRule rule) {
+  const uint32_t u = f2u(amax);
+  // floor(log2(amax)) from the bits (ilogb for FP32 subnormals): no log2() misrounding.
+  int e = (u >= 0x00800000u ? static_cast<int>(u >> 23) - 127 : std::ilogb(amax)) - fi.emax_elem;
+  if (rule == ScaleRule::Ceil) {
+    // smallest e with max_elem * 2^e >= amax; max_elem < 2^(emax_elem+1), so it is e or e+1.
+    const double max_elem = decode(*fi.elem, fi.elem->max_code());
+    if (std::ldexp(max_elem, e) < static_cast<double>(amax)) ++e;
+  }
+  return std::clamp(e, -127, 127);
+}
+
+// 2^-e as a float for a UE8M0 exponent e in [-127, 127] (2^-127 is an FP32 subnormal).
+FP4SIM_INLINE float pow2_neg(int e) {
+  return e == 127 ? u2f(0x00400000u) : u2f(static_cast<uint32_t>(127 - e) << 23);
+}
+
+// Constants of one element format for the vector encoders (small_codes_8 / small_codes_16).
+struct SmallFmtConst {
+  uint32_t min_normal;  // FP32 bits of 2^emin: below it the format's grid is uniform (subnormals)
+  float sub_scale;      // 2^(mbits - emin) (RNE) or 2^(mbits - emin + 8) (SR): |v| in grid steps
+  int shift;            // 23 - mbits: FP32 mantissa bits dropped
+  uint32_t exp_adj;     // (127 - bias) << mbits: (FP32 exponent, mantissa) -> the format's fields
+  uint32_t max_code, sign_bit;
+};
+
+inline SmallFmtConst small_fmt_const(const ElemFormat& f, bool sr) {
+  const int emin = f.emin();
+  return {static_cast<uint32_t>(127 + emin) << 23, std::ldexp(1.0f, f.mbits - emin + (sr ? 8 : 0)), 23 - f.mbits,
+          static_cast<uint32_t>(127 - f.bias) << f.mbits, f.max_code(), f.sign_bit()};
+}
+
+// Value of a UE4M3 code produced by the NVFP4 scale chain (0x00..0x7E), from its fields.
+FP4SIM_INLINE float ue4m3_value(uint32_t c) {
+  const uint32_t e = c >> 3, m = c & 7u;
+  const float sub = static_cast<float>(m) * 0x1p-9f;
+  const float norm = u2f(((e + 120u) << 23) | (m << 20));
+  return e == 0 ? sub : norm;
+}
+
+// 1 / (scale * S_dec) in FP32 as TE computes it; 1/0 = +Inf becomes FLT_MAX.
+FP4SIM_INLINE float nvfp4_inverse(uint32_t scale_code, const Nvfp4TensorScale& ts) {
+  const float s = ue4m3_value(scale_code) * ts.s_dec;
+  return std::min(1.0f / s, FLT_MAX);
+}
+
+// ---------------------------------------------------------------------------------------------
+// HiF4 (SPEC §2.3)
+
+inline constexpr double kBf16OneSeventh = 0.142578125;  // BF16(1/7) = 73/512
+
+// RNE of a positive normal double to `bits` significant bits, on the bit pattern.
+FP4SIM_INLINE double round_sig_bits(double v, int bits) {
+  const int drop = 52 - (bits - 1);
+  uint64_t u = std::bit_cast<uint64_t>(v);
+  u += ((uint64_t{1} << (drop - 1)) - 1) + ((u >> drop) & 1u);
+  return std::bit_cast<double>(u & ~((uint64_t{1} << drop) - 1));
+}
+
+// E6M2 code of Vmax (finite, > 0): SF = BF16(Vmax * 73/512) — the product is exact in double —
+// clamped to [2^-48, 49152] and rounded to 3 significant bits, ties to even.
+FP4SIM_INLINE uint8_t hif4_e6m2_code(float vmax) {
+  double sf = round_sig_bits(static_cast<double>(vmax) * kBf16OneSeventh, 8);
+  sf = std::clamp(sf, 0x1p-48, 49152.0);
+  const uint64_t u = std::bit_cast<uint64_t>(round_sig_bits(sf, 3));
+  const int e = static_cast<int>(u >> 52) - 1023;  // rounding may carry into the next binade
+  return static_cast<uint8_t>(((e + 48) << 2) | static_cast<int>((u >> 50) & 3u));
+}
+
+// Per E6M2 code: REC = BF16(1 / E6M2), the level thresholds and REC's integer form.
+// t2 (t4) = the smallest float f with f * REC >= 2 (>= 4), so that a group max v (an FP32 value)
+// passes "v * REC >= 2" iff bits(v) >= t2 (finite non-negative floats order like their bit
+// patterns); f * REC is exact in double. REC = mr * 2^(er - 7) with mr its 8 significant bits;
+// base = 147 - er is the shift base of the integer element encoders (hif4_codes_8 / _16).
+struct Hif4RecTable {
+  std::array<double, 256> rec{};
+  std::array<uint32_t, 256> t2{}, t4{}, mr{};
+  std::array<int32_t, 256> base{};
+  static uint32_t smallest_reaching(double rec, double target) {
+    float f = static_cast<float>(target / rec);
+    while (static_cast<double>(f) * rec < target) f = std::nextafter(f, INFINITY);
+    while (f > 0.0f && static_cast<double>(std::nextafter(f, 0.0f)) * rec >= target) f = std::nextafter(f, 0.0f);
+    return f2u(f);
+  }
+  Hif4RecTable() {
+    for (uint32_t c = 0; c < 255; ++c) {
+      // 1/(1 + m/4) is a repeating binary fraction for m != 0, so rounding its double to 8 bits
+      // is a single rounding of the exact quotient.
+      rec[c] = round_sig_bits(1.0 / decode(kE6M2, c), 8);
+      t2[c] = smallest_reaching(rec[c], 2.0);
+      t4[c] = smallest_reaching(rec[c], 4.0);
+      const auto ru = std::bit_cast<uint64_t>(rec[c]);
+      mr[c] = 0x80u | static_cast<uint32_t>((ru >> 45) & 0x7Fu);
+      base[c] = 147 - (static_cast<int32_t>((ru >> 52) & 0x7FF) - 1023);
+    }
+  }
+};
+const Hif4RecTable& hif4_recs();
+
+// ---------------------------------------------------------------------------------------------
+// AVX-512 kernels (quant_avx512.cpp), called only where cpu_has_avx512() holds. Same arguments
+// and the same bits as the AVX2 kernels of quant.cpp.
+
+bool cpu_has_avx512();
+void mx_blocks_avx512(const BlockFormatInfo& fi, const float* x, size_t n_blocks, const QuantOptions& opt,
+                      uint8_t* codes, uint8_t* scales, uint64_t first_index);
+// NVFP4 1x16, RNE or SR: bmax = the blocks' maxima from nvfp4_block_maxima_avx512 (or null).
+void nvfp4_1x16_avx512(const float* x, size_t n_blocks, Nvfp4TensorScale ts, const QuantOptions& opt,
+                       uint64_t first_index, const uint32_t* bmax, uint8_t* codes, uint8_t* scales);
+// The NaN-ignoring amax pattern of each 16-value block into out; returns their max.
+float nvfp4_block_maxima_avx512(const float* x, size_t n_blocks, uint32_t* out);
+void quantize_hif4_avx512(const float* x, size_t n_blocks, const QuantOptions& opt, uint8_t* codes, uint32_t* words,
+                          uint64_t first_index);
+
+}  // namespace fp4sim::quant_detail
