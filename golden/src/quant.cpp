@@ -994,32 +994,30 @@ FP4SIM_HOT void quantize_hif4(const float* x, size_t n_blocks, const QuantOption
 Quantized quantize(BlockFormat f, std::span<const float> x, size_t rows, size_t cols, const QuantOptions& opt) {
   Quantized q;
   quantize(f, x, rows, cols, opt, q);
+  q.workspace.release();  // a one-off result does not carry the scratch around
   return q;
 }
 
-namespace {
+void QuantWorkspace::Free::operator()(void* p) const noexcept { std::free(p); }
 
-// A float buffer of n values, uninitialized, 2 MiB-aligned and advised onto huge pages (Linux).
-class RotatedBuffer {
- public:
-  explicit RotatedBuffer(size_t n) {
-    if (n == 0) return;
-    constexpr size_t kHuge = size_t{2} << 20;
-    const size_t bytes = (n * sizeof(float) + kHuge - 1) / kHuge * kHuge;
-    p_ = static_cast<float*>(std::aligned_alloc(kHuge, bytes));
-    if (p_ == nullptr) throw std::bad_alloc();
+void* QuantWorkspace::get(int slot, size_t bytes) {
+  if (bytes <= size_[slot] && buf_[slot]) return buf_[slot].get();
+  buf_[slot].reset();
+  size_[slot] = 0;
+  constexpr size_t kHuge = size_t{2} << 20;
+  const size_t align = bytes >= kHuge ? kHuge : 64;
+  const size_t n = (std::max<size_t>(bytes, 1) + align - 1) / align * align;
+  void* p = std::aligned_alloc(align, n);
+  if (p == nullptr) throw std::bad_alloc();
 #if defined(__linux__)
-    madvise(p_, bytes, MADV_HUGEPAGE);  // advice only: a refusal changes nothing but speed
+  if (align == kHuge) madvise(p, n, MADV_HUGEPAGE);  // advice only: a refusal changes nothing but speed
 #endif
-  }
-  ~RotatedBuffer() { std::free(p_); }
-  RotatedBuffer(const RotatedBuffer&) = delete;
-  RotatedBuffer& operator=(const RotatedBuffer&) = delete;
-  float* data() const { return p_; }
+  buf_[slot].reset(p);
+  size_[slot] = n;
+  return p;
+}
 
- private:
-  float* p_ = nullptr;
-};
+namespace {
 
 // body(c, scratch) for c < n_chunks on up to `threads` threads (the caller's included), chunks
 // handed out in order from a shared counter; scratch is the worker's own buffer (the RHT output of
@@ -1092,8 +1090,8 @@ void quantize(BlockFormat f, std::span<const float> x_in, size_t rows, size_t co
 
   // The RHT goes chunk by chunk into the worker's scratch (L2-sized) for the one-pass formats.
   // NVFP4 needs the whole transformed tensor twice (TE takes the amax after the RHT): a tensor-sized
-  // buffer, on huge pages where the OS has them, since 4 KiB page faults on a fresh buffer cost more
-  // than the transform itself.
+  // buffer in q's workspace, kept for the next call (page faults on fresh memory cost more than the
+  // transform itself; huge pages where the OS has them make a first call cheaper).
   std::vector<int8_t> signs;
   if (opt.rht != 0) rht_signs(opt.rht, opt.rht_seeded || opt.rht != 16, opt.rht_seed, signs);
   auto chunk_rows_of = [&](size_t c, size_t& r0) {
@@ -1101,11 +1099,13 @@ void quantize(BlockFormat f, std::span<const float> x_in, size_t rows, size_t co
     return std::min(rows, r0 + chunk_rows) - r0;
   };
   // The chunk's input rows, through the RHT when it is on.
-  RotatedBuffer rotated(f == BlockFormat::Nvfp4 && opt.rht != 0 ? rows * cols : 0);
+  float* const rotated = f == BlockFormat::Nvfp4 && opt.rht != 0
+                             ? static_cast<float*>(q.workspace.get(0, rows * cols * sizeof(float)))
+                             : nullptr;
   auto chunk_input = [&](size_t r0, size_t nr, std::vector<float>& scratch) -> const float* {
     const size_t off = r0 * cols, n = nr * cols;
     if (opt.rht == 0) return x_in.data() + off;
-    float* out = rotated.data() ? rotated.data() + off : (scratch.resize(n), scratch.data());
+    float* out = rotated ? rotated + off : (scratch.resize(n), scratch.data());
     rht_apply_to(x_in.subspan(off, n), std::span<float>(out, n), cols, opt.rht, signs, opt.rht_bf16);
     return out;
   };
@@ -1117,14 +1117,14 @@ void quantize(BlockFormat f, std::span<const float> x_in, size_t rows, size_t co
 #else
     const bool keep_bmax = false;
 #endif
-    std::unique_ptr<uint32_t[]> bmax(keep_bmax ? new uint32_t[nb] : nullptr);
+    uint32_t* const bmax = keep_bmax ? static_cast<uint32_t*>(q.workspace.get(1, nb * sizeof(uint32_t))) : nullptr;
     parallel_chunks(n_chunks, threads, [&](size_t c, std::vector<float>& scratch) {
       size_t r0;
       const size_t nr = chunk_rows_of(c, r0);
       const float* xc = chunk_input(r0, nr, scratch);
 #if defined(__x86_64__)
       if (keep_bmax) {
-        uint32_t* out = bmax.get() + r0 * cols / 16;
+        uint32_t* out = bmax + r0 * cols / 16;
         chunk_amax[c] = use_avx512 ? nvfp4_block_maxima_avx512(xc, nr * cols / 16, out)
                                    : nvfp4_block_maxima_avx2(xc, nr * cols / 16, out);
         return;
@@ -1139,10 +1139,10 @@ void quantize(BlockFormat f, std::span<const float> x_in, size_t rows, size_t co
       size_t r0;
       const size_t nr = chunk_rows_of(c, r0);
       const size_t off = r0 * cols;
-      const float* xc = opt.rht != 0 ? rotated.data() + off : x_in.data() + off;
+      const float* xc = opt.rht != 0 ? rotated + off : x_in.data() + off;
       (void)scratch;
       quantize_nvfp4_rows(xc, nr, cols, opt, ts, off,
-                          bmax ? bmax.get() + off / 16 : nullptr, q.codes.data() + off, q.scales.data() + off / 16);
+                          bmax ? bmax + off / 16 : nullptr, q.codes.data() + off, q.scales.data() + off / 16);
     });
     return;
   }

@@ -82,6 +82,15 @@ FP4SIM_AVX512_INLINE void store_codes_16(__m512i c, uint8_t* out) {
   _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm512_cvtepi32_epi8(c));
 }
 
+// 64 codes (four vectors of 32-bit lanes, each < 256) as bytes in order: two packs leave 128-bit
+// lane L holding the four bytes of lane L of c0, c1, c2, c3 in turn; one dword permute puts them
+// in order. Cheaper than four vpmovdb.
+FP4SIM_AVX512_INLINE void store_codes_64(__m512i c0, __m512i c1, __m512i c2, __m512i c3, uint8_t* out) {
+  const __m512i b = _mm512_packus_epi16(_mm512_packs_epi32(c0, c1), _mm512_packs_epi32(c2, c3));
+  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  _mm512_storeu_si512(out, _mm512_permutexvar_epi32(order, b));
+}
+
 // 128-bit lanes (a0 max a1, a2 max a3, b0 max b1, b2 max b3).
 FP4SIM_AVX512_INLINE __m512i fold_lanes(__m512i a, __m512i b) {
   return _mm512_max_epu32(_mm512_shuffle_i32x4(a, b, _MM_SHUFFLE(2, 0, 2, 0)),
@@ -327,11 +336,12 @@ FP4SIM_AVX512 void hif4_blocks(const float* x, size_t n_blocks, const QuantOptio
       lvl = _mm512_mask_add_epi32(lvl, l3, lvl, one);
       const __m512i mr = set1(recs.mr[e6m2]);
       const float* xb = xc + 64 * i;
+      __m512i cc[4];
       for (int q = 0; q < 4; ++q) {
         const __m512i r = SR ? rbytes_16(rb.data() + 64 * i + 16 * q) : set1(128);
-        store_codes_16(hif4_codes_16(_mm512_loadu_si512(xb + 16 * q), mr, _mm512_permutexvar_epi32(lane_pick[q], lvl), r),
-                       cb + 16 * q);
+        cc[q] = hif4_codes_16(_mm512_loadu_si512(xb + 16 * q), mr, _mm512_permutexvar_epi32(lane_pick[q], lvl), r);
       }
+      store_codes_64(cc[0], cc[1], cc[2], cc[3], cb);
     }
   }
 }

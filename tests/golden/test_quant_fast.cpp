@@ -334,6 +334,37 @@ TEST(QuantFast, SimdEqualsPortable) {
   EXPECT_GT(runs, 40u);
 }
 
+// The reusing overload keeps NVFP4's block maxima and RHT output in out.workspace: results equal a
+// fresh quantize() whatever the previous call's shape or options were (larger, smaller, no RHT),
+// and a copy of a Quantized never shares the workspace with the original.
+TEST(QuantFast, WorkspaceReuseKeepsBits) {
+  struct Call {
+    BlockFormat f;
+    size_t rows, cols;
+    int rht;
+    Rounding r;
+  };
+  const std::vector<float> x = encoder_inputs(96 * 1024, 31);
+  Quantized q;
+  for (const Call& c : {Call{BlockFormat::Nvfp4, 32, 1024, 16, Rounding::Rne}, Call{BlockFormat::Nvfp4, 96, 1024, 16, Rounding::Sr},
+                        Call{BlockFormat::Nvfp4, 16, 512, 16, Rounding::Rne}, Call{BlockFormat::Nvfp4, 96, 1024, 0, Rounding::Rne},
+                        Call{BlockFormat::Hif4, 48, 1024, 16, Rounding::Sr}, Call{BlockFormat::Nvfp4, 80, 1024, 16, Rounding::Sr}}) {
+    QuantOptions o;
+    o.rht = c.rht;
+    o.rounding = c.r;
+    o.seed = 11;
+    const std::span<const float> xs(x.data(), c.rows * c.cols);
+    quantize(c.f, xs, c.rows, c.cols, o, q);
+    EXPECT_TRUE(same_quantized(q, quantize(c.f, xs, c.rows, c.cols, o))) << describe(c.f, o) << " " << c.rows;
+  }
+  Quantized copy = q;  // quantizing into the copy must leave q as it is
+  const std::vector<uint8_t> codes = q.codes;
+  QuantOptions o;
+  o.rht = 16;
+  quantize(BlockFormat::Nvfp4, std::span<const float>(x.data(), 16 * 1024), 16, 1024, o, copy);
+  EXPECT_EQ(q.codes, codes);
+}
+
 // The NVFP4 tensor amax is reduced over all row chunks: the largest value sits in the last one.
 TEST(QuantFast, Nvfp4AmaxSpansChunks) {
   const size_t rows = 70, cols = 4096;  // several chunks of 16 rows, a ragged last one

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -59,6 +60,29 @@ struct QuantOptions {
   unsigned threads = 1;
 };
 
+// Scratch memory that quantize() keeps between calls on the same Quantized: NVFP4 holds its block
+// maxima there, and with the RHT the transformed tensor (fresh memory costs a page fault per page,
+// more than the transform itself). Copies start empty, so two objects never share it.
+class QuantWorkspace {
+ public:
+  QuantWorkspace() = default;
+  QuantWorkspace(const QuantWorkspace&) {}
+  QuantWorkspace& operator=(const QuantWorkspace&) { return *this; }
+  QuantWorkspace(QuantWorkspace&&) noexcept = default;
+  QuantWorkspace& operator=(QuantWorkspace&&) noexcept = default;
+  // At least `bytes` bytes of slot 0 or 1, uninitialized, 2 MiB-aligned and advised onto huge
+  // pages (Linux) when large; kept until a larger request or release().
+  void* get(int slot, size_t bytes);
+  void release() { buf_[0].reset(), buf_[1].reset(), size_[0] = size_[1] = 0; }
+
+ private:
+  struct Free {
+    void operator()(void* p) const noexcept;
+  };
+  std::unique_ptr<void, Free> buf_[2];
+  size_t size_[2] = {0, 0};
+};
+
 struct Quantized {
   BlockFormat format = BlockFormat::Nvfp4;
   size_t rows = 0, cols = 0;
@@ -67,6 +91,7 @@ struct Quantized {
   std::vector<uint32_t> scale_words;  // rows * cols/64 HiF4 scale words
   float global_scale = 1.0f;          // NVFP4 S_dec (1 when PTS is off)
   float amax = 0.0f;                  // NVFP4 tensor amax (after RHT) that produced S_enc
+  QuantWorkspace workspace;           // scratch of the reusing quantize() overload, not a result
   size_t num_blocks() const { return rows * (cols / static_cast<size_t>(info(format).block)); }
 };
 
@@ -74,7 +99,7 @@ struct Quantized {
 // of the block (or of the RHT size) or x.size() != rows * cols.
 Quantized quantize(BlockFormat f, std::span<const float> x, size_t rows, size_t cols,
                    const QuantOptions& opt = {});
-// Same, reusing out's buffers (no reallocation when the shape repeats) for hot loops.
+// Same, reusing out's buffers and workspace (no reallocation when the shape repeats) for hot loops.
 void quantize(BlockFormat f, std::span<const float> x, size_t rows, size_t cols, const QuantOptions& opt,
               Quantized& out);
 
