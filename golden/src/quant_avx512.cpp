@@ -82,13 +82,22 @@ FP4SIM_AVX512_INLINE void store_codes_16(__m512i c, uint8_t* out) {
   _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm512_cvtepi32_epi8(c));
 }
 
-// 64 codes (four vectors of 32-bit lanes, each < 256) as bytes in order: two packs leave 128-bit
-// lane L holding the four bytes of lane L of c0, c1, c2, c3 in turn; one dword permute puts them
-// in order. Cheaper than four vpmovdb.
+// Dword permute index swapping positions 4i + j and 4j + i: a 4 x 4 transpose of dwords. After two
+// packs, 128-bit lane L holds lane L of each input vector in turn, and this puts them in order; the
+// HiF4 group maxima come out of their unpack tree in the same transposed order.
+FP4SIM_AVX512_INLINE __m512i transpose_4x4() { return _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15); }
+
+// 32 codes (two vectors) as bytes in order.
+FP4SIM_AVX512_INLINE void store_codes_32(__m512i c0, __m512i c1, uint8_t* out) {
+  const __m512i p = _mm512_packs_epi32(c0, c1);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out),
+                      _mm512_castsi512_si256(_mm512_permutexvar_epi32(transpose_4x4(), _mm512_packus_epi16(p, p))));
+}
+
+// 64 codes (four vectors of 32-bit lanes, each < 256) as bytes in order: cheaper than four vpmovdb.
 FP4SIM_AVX512_INLINE void store_codes_64(__m512i c0, __m512i c1, __m512i c2, __m512i c3, uint8_t* out) {
   const __m512i b = _mm512_packus_epi16(_mm512_packs_epi32(c0, c1), _mm512_packs_epi32(c2, c3));
-  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-  _mm512_storeu_si512(out, _mm512_permutexvar_epi32(order, b));
+  _mm512_storeu_si512(out, _mm512_permutexvar_epi32(transpose_4x4(), b));
 }
 
 // 128-bit lanes (a0 max a1, a2 max a3, b0 max b1, b2 max b3).
@@ -145,6 +154,15 @@ FP4SIM_AVX512_INLINE __m512i nvfp4_block_maxima_16(const float* x, size_t nb) {
   return lane_maxima_16(m);
 }
 
+// Codes of one 16-value NVFP4 block x * inv: RNE, or SR with the block's bytes rb.
+template <bool SR>
+FP4SIM_AVX512_INLINE __m512i nvfp4_block_codes(const float* xb, float inv, const uint8_t* rb, const SmallFmtConst& c) {
+  const __m512 xv = _mm512_loadu_ps(xb);
+  const __m512 vinv = _mm512_set1_ps(inv);
+  if constexpr (SR) return small_codes_16<true>(_mm512_mul_ps(xv, vinv), xv, rbytes_16(rb), c);
+  else return e2m1_rne_16(xv, vinv);
+}
+
 template <bool SR>
 FP4SIM_AVX512 void nvfp4_1x16(const float* x, size_t n_blocks, Nvfp4TensorScale ts, const QuantOptions& opt,
                               uint64_t first_index, const uint32_t* bmax, uint8_t* codes, uint8_t* scales) {
@@ -161,16 +179,13 @@ FP4SIM_AVX512 void nvfp4_1x16(const float* x, size_t n_blocks, Nvfp4TensorScale 
     const __m512i code = ue4m3_rne_sat_16(_mm512_mul_ps(_mm512_castsi512_ps(amax), mult));
     _mm_mask_storeu_epi8(scales + b0, live, _mm512_cvtepi32_epi8(code));
     _mm512_store_ps(inv16, nvfp4_inverse_16(code, ts.s_dec));
-    for (size_t i = 0; i < nb; ++i) {
-      const __m512 xv = _mm512_loadu_ps(xc + 16 * i);
-      const __m512 vinv = _mm512_set1_ps(inv16[i]);
-      if constexpr (SR) {
-        store_codes_16(small_codes_16<true>(_mm512_mul_ps(xv, vinv), xv, rbytes_16(rb.data() + 16 * i), c),
-                       codes + (b0 + i) * 16);
-      } else {
-        store_codes_16(e2m1_rne_16(xv, vinv), codes + (b0 + i) * 16);
-      }
+    size_t i = 0;
+    for (; i + 4 <= nb; i += 4) {
+      __m512i cc[4];
+      for (size_t k = 0; k < 4; ++k) cc[k] = nvfp4_block_codes<SR>(xc + 16 * (i + k), inv16[i + k], rb.data() + 16 * (i + k), c);
+      store_codes_64(cc[0], cc[1], cc[2], cc[3], codes + (b0 + i) * 16);
     }
+    for (; i < nb; ++i) store_codes_16(nvfp4_block_codes<SR>(xc + 16 * i, inv16[i], rb.data() + 16 * i, c), codes + (b0 + i) * 16);
   }
 }
 
@@ -223,17 +238,17 @@ FP4SIM_AVX512 void mx_blocks(const BlockFormatInfo& fi, const float* x, size_t n
       scales[b] = static_cast<uint8_t>(e16[i] + kUE8M0Bias);
       const __m512 vinv = _mm512_set1_ps(u2f(inv16[i]));
       const float* xb = xc + B * i;
+      __m512i cc[2];
       for (size_t h = 0; h < 2; ++h) {
         const __m512 xv = _mm512_loadu_ps(xb + 16 * h);
-        __m512i cc;
         if (fp4_rne) {
-          cc = e2m1_rne_16(xv, vinv);
+          cc[h] = e2m1_rne_16(xv, vinv);
         } else {
           const __m512i r = SR ? rbytes_16(rb.data() + i * B + 16 * h) : _mm512_setzero_si512();
-          cc = small_codes_16<SR>(_mm512_mul_ps(xv, vinv), xv, r, c);
+          cc[h] = small_codes_16<SR>(_mm512_mul_ps(xv, vinv), xv, r, c);
         }
-        store_codes_16(cc, cb + 16 * h);
       }
+      store_codes_32(cc[0], cc[1], cb);
     }
   }
 }
@@ -280,8 +295,8 @@ FP4SIM_AVX512 void hif4_blocks(const float* x, size_t n_blocks, const QuantOptio
                                uint32_t* words, uint64_t first_index) {
   const Hif4RecTable& recs = hif4_recs();
   const __m512i absm = set1(0x7FFFFFFF), one = set1(1);
-  // After the unpack tree lane 4L + k holds group 4k + L; this index puts group j in lane j.
-  const __m512i to_natural = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  // After the unpack tree lane 4L + k holds group 4k + L; the transpose puts group j in lane j.
+  const __m512i to_natural = transpose_4x4();
   __m512i lane_pick[4];  // element vector q: lane l takes the level of group 4q + l/4
   for (int q = 0; q < 4; ++q)
     lane_pick[q] = _mm512_setr_epi32(4 * q, 4 * q, 4 * q, 4 * q, 4 * q + 1, 4 * q + 1, 4 * q + 1, 4 * q + 1, 4 * q + 2,

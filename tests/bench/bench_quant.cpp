@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "fp4sim/philox.hpp"
 #include "fp4sim/quant.hpp"
 
 namespace {
@@ -119,6 +120,28 @@ BENCHMARK_CAPTURE(BM_quantize, mxfp8_e5m2_rne, BlockFormat::Mxfp8E5M2, with(Roun
 BENCHMARK_CAPTURE(BM_quantize, mxfp8_e5m2_sr, BlockFormat::Mxfp8E5M2, with(Rounding::Sr));
 BENCHMARK_CAPTURE(BM_quantize, hif4_rne, BlockFormat::Hif4, with(Rounding::Rne));
 BENCHMARK_CAPTURE(BM_quantize, hif4_sr, BlockFormat::Hif4, with(Rounding::Sr));
+
+// The SR byte stream alone (sr_bytes: one byte per element, for 16 Mi elements) on each Philox path
+// (set_philox_simd: 0 scalar, 1 AVX2 eight blocks per call, 2 AVX-512 sixteen), as elements/s.
+void BM_sr_bytes(benchmark::State& st, int level) {
+  const int was = fp4sim::set_philox_simd(level);
+  if (fp4sim::set_philox_simd(level) != level) {
+    fp4sim::set_philox_simd(was);
+    st.SkipWithError("this CPU lacks the path");
+    return;
+  }
+  std::vector<uint8_t> out(kRows * kCols);
+  for (auto _ : st) {
+    fp4sim::sr_bytes(7, 0, 0, out.size(), out.data());
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  fp4sim::set_philox_simd(was);
+  st.SetItemsProcessed(static_cast<int64_t>(st.iterations() * out.size()));
+}
+BENCHMARK_CAPTURE(BM_sr_bytes, scalar, 0);
+BENCHMARK_CAPTURE(BM_sr_bytes, avx2, 1);
+BENCHMARK_CAPTURE(BM_sr_bytes, avx512, 2);
 
 // All cores, 256 MiB: wall-clock time (the work runs on other threads).
 BENCHMARK_CAPTURE(BM_quantize_mt, nvfp4_rne_mt, BlockFormat::Nvfp4, with(Rounding::Rne))->UseRealTime();
