@@ -746,6 +746,7 @@ FP4SIM_HOT void nvfp4_rne_1x16(const float* __restrict x, size_t n_blocks, Nvfp4
 // Tensor amax (NaN ignored, Inf kept) of n values.
 float tensor_amax(const float* x, size_t n) {
 #if defined(__x86_64__)
+  if (use_avx512) return tensor_amax_avx512(x, n);
   if (use_avx2) return abs_max_ignore_nan_avx2(x, n);
 #endif
   return abs_max_ignore_nan(x, n);
@@ -1113,7 +1114,13 @@ void quantize(BlockFormat f, std::span<const float> x_in, size_t rows, size_t co
   if (f == BlockFormat::Nvfp4) {
     std::vector<float> chunk_amax(n_chunks, 0.0f);
 #if defined(__x86_64__)
-    const bool keep_bmax = use_avx2 && !opt.two_d && (opt.rounding == Rounding::Rne || opt.rounding == Rounding::Sr);
+    // The first pass keeps the block maxima for the second where that saves work: always on AVX2;
+    // on AVX-512, where the maxima cost little to recompute, only while the input is small enough to
+    // be read again from cache (beyond, the maxima add a quarter to the memory traffic; measured in
+    // docs/performance.md).
+    constexpr size_t kKeepBmaxBytes = size_t{32} << 20;
+    const bool keep_bmax = use_avx2 && !opt.two_d && (opt.rounding == Rounding::Rne || opt.rounding == Rounding::Sr) &&
+                           (!use_avx512 || rows * cols * sizeof(float) <= kKeepBmaxBytes);
 #else
     const bool keep_bmax = false;
 #endif

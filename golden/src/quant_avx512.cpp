@@ -363,6 +363,23 @@ FP4SIM_AVX512 void hif4_blocks(const float* x, size_t n_blocks, const QuantOptio
 
 }  // namespace
 
+// Tensor amax for PTS (NaN ignored, Inf kept): maxps returns its second operand when either is NaN,
+// so max(|x|, acc) skips NaNs; four accumulators hide the latency.
+FP4SIM_AVX512 float tensor_amax_avx512(const float* x, size_t n) {
+  const __m512i absm = set1(0x7FFFFFFF);
+  __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+  size_t i = 0;
+  for (; i + 64 <= n; i += 64)
+    for (int k = 0; k < 4; ++k)
+      acc[k] = _mm512_max_ps(_mm512_castsi512_ps(_mm512_and_si512(_mm512_loadu_si512(x + i + 16 * k), absm)), acc[k]);
+  for (; i < n; i += 16) {
+    const __mmask16 live = static_cast<__mmask16>(n - i >= 16 ? 0xFFFFu : (1u << (n - i)) - 1u);
+    acc[0] = _mm512_max_ps(_mm512_castsi512_ps(_mm512_and_si512(_mm512_maskz_loadu_epi32(live, x + i), absm)), acc[0]);
+  }
+  const __m512 m = _mm512_max_ps(_mm512_max_ps(acc[0], acc[1]), _mm512_max_ps(acc[2], acc[3]));
+  return u2f(_mm512_reduce_max_epu32(_mm512_castps_si512(m)));
+}
+
 FP4SIM_AVX512 float nvfp4_block_maxima_avx512(const float* x, size_t n_blocks, uint32_t* out) {
   __m512i acc = _mm512_setzero_si512();
   for (size_t b0 = 0; b0 < n_blocks; b0 += 16) {
@@ -399,6 +416,7 @@ void quantize_hif4_avx512(const float* x, size_t n_blocks, const QuantOptions& o
 #else  // not x86-64: no AVX-512 kernels, never selected
 
 bool cpu_has_avx512() { return false; }
+float tensor_amax_avx512(const float*, size_t) { return 0.0f; }
 float nvfp4_block_maxima_avx512(const float*, size_t, uint32_t*) { return 0.0f; }
 void nvfp4_1x16_avx512(const float*, size_t, Nvfp4TensorScale, const QuantOptions&, uint64_t, const uint32_t*,
                        uint8_t*, uint8_t*) {}

@@ -134,6 +134,8 @@ void mx_blocks_avx512(const BlockFormatInfo& fi, const float* x, size_t n_blocks
 // NVFP4 1x16, RNE or SR: bmax = the blocks' maxima from nvfp4_block_maxima_avx512 (or null).
 void nvfp4_1x16_avx512(const float* x, size_t n_blocks, Nvfp4TensorScale ts, const QuantOptions& opt,
                        uint64_t first_index, const uint32_t* bmax, uint8_t* codes, uint8_t* scales);
+// The NaN-ignoring (Inf-keeping) max |x| of n values: NVFP4's tensor amax.
+float tensor_amax_avx512(const float* x, size_t n);
 // The NaN-ignoring amax pattern of each 16-value block into out; returns their max.
 float nvfp4_block_maxima_avx512(const float* x, size_t n_blocks, uint32_t* out);
 void quantize_hif4_avx512(const float* x, size_t n_blocks, const QuantOptions& opt, uint8_t* codes, uint32_t* words,

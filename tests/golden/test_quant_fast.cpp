@@ -365,6 +365,26 @@ TEST(QuantFast, WorkspaceReuseKeepsBits) {
   EXPECT_EQ(q.codes, codes);
 }
 
+// NVFP4 inputs above 32 MiB take the AVX-512 kernel without stored block maxima (recomputed in
+// the second pass): the same bits as the portable loops, RNE and SR.
+TEST(QuantFast, Nvfp4LargeTensorRecomputesBlockMaxima) {
+  const size_t rows = 2320, cols = 4096;  // 38 MB of float32, a ragged last chunk
+  const std::vector<float> x = encoder_inputs(rows * cols, 808);
+  for (Rounding r : {Rounding::Rne, Rounding::Sr}) {
+    QuantOptions o;
+    o.rounding = r;
+    o.seed = 3;
+    o.threads = 0;
+    for (QuantSimd level : simd_levels()) {
+      if (level == QuantSimd::Portable) continue;
+      Quantized fast, portable;
+      at_level(level, [&] { fast = quantize(BlockFormat::Nvfp4, x, rows, cols, o); });
+      at_level(QuantSimd::Portable, [&] { portable = quantize(BlockFormat::Nvfp4, x, rows, cols, o); });
+      EXPECT_TRUE(same_quantized(fast, portable)) << describe(BlockFormat::Nvfp4, o) << " " << simd_name(level);
+    }
+  }
+}
+
 // The NVFP4 tensor amax is reduced over all row chunks: the largest value sits in the last one.
 TEST(QuantFast, Nvfp4AmaxSpansChunks) {
   const size_t rows = 70, cols = 4096;  // several chunks of 16 rows, a ragged last one
