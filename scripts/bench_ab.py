@@ -16,20 +16,24 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 
 
 def run_once(binary, flt, min_time):
-    cmd = [binary, f"--benchmark_min_time={min_time}", "--benchmark_repetitions=3",
-           "--benchmark_report_aggregates_only=true", "--benchmark_format=json"]
-    if flt:
-        cmd.append(f"--benchmark_filter={flt}")
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    with tempfile.NamedTemporaryFile(suffix=".json") as f:
+        cmd = [binary, f"--benchmark_min_time={min_time}", "--benchmark_repetitions=3",
+               "--benchmark_report_aggregates_only=true", f"--benchmark_out={f.name}",
+               "--benchmark_out_format=json"]
+        if flt:
+            cmd.append(f"--benchmark_filter={flt}")
+        subprocess.run(cmd, check=True, capture_output=True, text=True)
+        report = json.load(f)
     rates = {}
-    for b in json.loads(out)["benchmarks"]:
+    for b in report["benchmarks"]:
         if b.get("aggregate_name") != "median" or "items_per_second" not in b:
             continue
-        name = b["run_name"].replace("BM_quantize_mt/", "").replace("BM_quantize/", "")
-        name = name.replace("/real_time", "")
+        name = b["run_name"].split("/real_time")[0]
+        name = name.split("/", 1)[1] if name.startswith("BM_") and "/" in name else name
         rates[name] = b["items_per_second"]
     ratios = {}
     for name, r in rates.items():

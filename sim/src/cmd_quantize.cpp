@@ -5,6 +5,7 @@
 #include <ctime>
 #include <filesystem>
 #include <iostream>
+#include <thread>
 
 #include "cli.hpp"
 #include "fp4sim/io/atomic_file.hpp"
@@ -132,18 +133,23 @@ int cmd_quantize(const Invocation& inv) {
 
   const fs::path stage = outs.set().dir_stage(out_h);
   io::OutputWriter w(stage);
-  w.npy<uint8_t>("codes.npy", in.shape, q.codes);
-  if (four_bit) w.npy<uint8_t>("packed.npy", packed_shape, pack_nibbles_rows(q.codes, rows, cols));
+  using Job = io::OutputWriter::Job;
+  const std::vector<uint8_t> packed = four_bit ? pack_nibbles_rows(q.codes, rows, cols) : std::vector<uint8_t>{};
+  const size_t one = 1;
+  const float gs = q.global_scale;
+  std::vector<Job> jobs;
+  jobs.push_back(io::OutputWriter::job<uint8_t>("codes.npy", in.shape, q.codes));
+  if (four_bit) jobs.push_back(io::OutputWriter::job<uint8_t>("packed.npy", packed_shape, packed));
   if (fi.scale_word32)
-    w.npy<uint32_t>("scales.npy", scale_shape, q.scale_words);
+    jobs.push_back(io::OutputWriter::job<uint32_t>("scales.npy", scale_shape, q.scale_words));
   else
-    w.npy<uint8_t>("scales.npy", scale_shape, q.scales);
-  w.npy<float>("dequant.npy", in.shape, deq);
-  if (p.format == BlockFormat::Nvfp4) {
-    const size_t one = 1;
-    const float gs = q.global_scale;
-    w.npy<float>("global_scale.npy", std::span<const size_t>(&one, 1), std::span<const float>(&gs, 1));
-  }
+    jobs.push_back(io::OutputWriter::job<uint8_t>("scales.npy", scale_shape, q.scales));
+  jobs.push_back(io::OutputWriter::job<float>("dequant.npy", in.shape, deq));
+  if (p.format == BlockFormat::Nvfp4)
+    jobs.push_back(io::OutputWriter::job<float>("global_scale.npy", std::span<const size_t>(&one, 1), std::span<const float>(&gs, 1)));
+  // The files are written side by side on the quantizer's threads (dequant.npy, the largest, on
+  // one; the others on the rest); the manifest lists them in this order whatever the thread count.
+  w.add_all(jobs, p.opt.threads != 0 ? p.opt.threads : std::max(1u, std::thread::hardware_concurrency()));
 
   io::Json m;
   m["tool"] = "fp4sim";

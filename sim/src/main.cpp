@@ -1,6 +1,10 @@
 // fp4sim: command-line front end. Subcommands are rows of kCommands; adding one = a cmd_*.cpp
 // file, a declaration in cli.hpp and a row here.
 #include <malloc.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
 #include <algorithm>
 #include <exception>
@@ -94,6 +98,24 @@ int report(std::string_view msg, int code) {
 
 }  // namespace
 
+// Page faults dominate a large command's system time (in a VM about 3 us each: 11,000 for a 16 MB
+// quantize, more than the quantizing). Grow the heap once by 256 MiB of address space — reserved,
+// not resident — and advise it onto transparent huge pages, so that the command's buffers fault in
+// 2 MiB at a time. Advice only: without THP nothing changes but speed.
+void reserve_huge_page_heap() {
+#if defined(__linux__)
+  constexpr size_t kHuge = size_t{2} << 20, kReserve = size_t{256} << 20;
+  const auto brk0 = reinterpret_cast<uintptr_t>(sbrk(0));
+  mallopt(M_TOP_PAD, static_cast<int>(kReserve));
+  void* volatile p = malloc(kHuge);  // below the mmap threshold: the heap grows by it plus the pad
+  free(p);                           // (volatile: the compiler may not drop the pair)
+  mallopt(M_TOP_PAD, 128 << 10);  // glibc's default again for any later growth
+  const auto brk1 = reinterpret_cast<uintptr_t>(sbrk(0));
+  const uintptr_t lo = (brk0 + kHuge - 1) / kHuge * kHuge, hi = brk1 / kHuge * kHuge;
+  if (hi > lo) madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);
+#endif
+}
+
 int main(int argc, char** argv) {
   using namespace fp4sim::cli;
   // Blocks up to 32 MB come from the heap and stay there when freed, so that a command's later
@@ -101,6 +123,7 @@ int main(int argc, char** argv) {
   // costs 4,096 page faults every time).
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, 256 << 20);
+  reserve_huge_page_heap();
   std::vector<std::string> args(argv, argv + argc);
   try {
     if (argc < 2) throw UsageError("no command given (see fp4sim --help)");

@@ -1,6 +1,12 @@
 #include "fp4sim/io/manifest.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <cstdio>
+#include <exception>
+#include <mutex>
+#include <system_error>
+#include <thread>
 
 #include "fp4sim/io/atomic_file.hpp"
 #include "fp4sim/io/crc32.hpp"
@@ -30,18 +36,61 @@ std::string hex32(uint32_t bits) {
   return buf;
 }
 
-void OutputWriter::add(const std::string& name, DType dtype, std::span<const size_t> shape,
-                       std::span<const uint8_t> data) {
-  // Writers fill staging directories; StagingDir::commit makes them durable with one syncfs.
-  // Header and data written back to back, without joining them in memory (a 16 MB dequant.npy
-  // would cost a copy and its page faults).
+namespace {
+
+// One .npy file in dir: header and data written back to back, without joining them in memory (a
+// 16 MB dequant.npy would cost a copy and its page faults). Writers fill staging directories;
+// StagingDir::commit makes them durable with one syncfs.
+FileRecord write_npy(const fs::path& dir, const std::string& name, DType dtype, std::span<const size_t> shape,
+                     std::span<const uint8_t> data) {
   const std::vector<uint8_t> head = npy_header(dtype, shape);
   if (data.size() != shape_elements(shape) * dtype_size(dtype))
     throw NpyError(name + ": " + std::to_string(data.size()) + " data bytes do not match shape " + shape_string(shape));
   const std::span<const uint8_t> parts[2] = {head, data};
-  write_file_atomic_parts(dir_ / name, parts, Durability::Deferred);
-  files_.push_back(FileRecord{name, dtype, std::vector<size_t>(shape.begin(), shape.end()),
-                              head.size() + data.size(), crc32(data, crc32(head))});
+  write_file_atomic_parts(dir / name, parts, Durability::Deferred);
+  return FileRecord{name, dtype, std::vector<size_t>(shape.begin(), shape.end()), head.size() + data.size(),
+                    crc32(data, crc32(head))};
+}
+
+}  // namespace
+
+void OutputWriter::add(const std::string& name, DType dtype, std::span<const size_t> shape,
+                       std::span<const uint8_t> data) {
+  files_.push_back(write_npy(dir_, name, dtype, shape, data));
+}
+
+void OutputWriter::add_all(std::span<const Job> jobs, unsigned threads) {
+  std::vector<size_t> order(jobs.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return jobs[a].data.size() > jobs[b].data.size(); });
+  std::vector<FileRecord> rec(jobs.size());
+  std::atomic<size_t> next{0};
+  std::exception_ptr err;
+  std::mutex mu;
+  auto worker = [&] {
+    for (size_t k; (k = next.fetch_add(1)) < order.size();) {
+      const Job& j = jobs[order[k]];
+      try {
+        rec[order[k]] = write_npy(dir_, j.name, j.dtype, j.shape, j.data);
+      } catch (...) {
+        const std::lock_guard<std::mutex> lock(mu);
+        if (!err) err = std::current_exception();
+        next = order.size();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < std::min<size_t>(threads, jobs.size()); ++t) {
+    try {
+      pool.emplace_back(worker);
+    } catch (const std::system_error&) {  // no more threads: the started ones write the rest
+      break;
+    }
+  }
+  worker();
+  for (auto& t : pool) t.join();
+  if (err) std::rethrow_exception(err);
+  for (FileRecord& r : rec) files_.push_back(std::move(r));
 }
 
 Json OutputWriter::files_json() const {

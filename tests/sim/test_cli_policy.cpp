@@ -195,8 +195,9 @@ void interrupt_and_check(const std::vector<std::string>& args, const std::string
 }
 
 TEST(CliPolicy, SigintAndSigtermMidRunLeaveNothing) {
-  // An llm suite of 1024 tokens computes for seconds after staging its folder.
-  const std::vector<std::string> args = {"vectors", "--suite", "llm", "--size", "1024", "--threads", "1", "--out", "big"};
+  // An llm suite of 4096 tokens computes for seconds after staging its folder (1024 tokens took
+  // under one second once the quantizers got faster, and a signal under load could come too late).
+  const std::vector<std::string> args = {"vectors", "--suite", "llm", "--size", "4096", "--threads", "1", "--out", "big"};
   interrupt_and_check(args, "big.tmp-", SIGINT);
   interrupt_and_check(args, "big.tmp-", SIGTERM);
 }

@@ -54,6 +54,21 @@ class OutputWriter {
   void add(const std::string& name, DType dtype, std::span<const size_t> shape,
            std::span<const uint8_t> data);
 
+  // Several files at once, written on up to `threads` threads (largest first) and recorded in the
+  // order given, so the manifest does not depend on the thread count.
+  struct Job {
+    std::string name;
+    DType dtype;
+    std::vector<size_t> shape;
+    std::span<const uint8_t> data;
+  };
+  template <class T>
+  static Job job(std::string name, std::span<const size_t> shape, std::span<const T> values) {
+    return {std::move(name), DTypeOf<T>::value, std::vector<size_t>(shape.begin(), shape.end()),
+            std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(values.data()), values.size_bytes())};
+  }
+  void add_all(std::span<const Job> jobs, unsigned threads);
+
   const std::vector<FileRecord>& files() const { return files_; }
   // {"codes.npy": {"dtype": "uint8", "shape": [..], "bytes": n, "crc32": "89abcdef"}, ...}
   Json files_json() const;
