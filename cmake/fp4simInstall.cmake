@@ -22,6 +22,9 @@ endif()
 
 if(TARGET fp4sim)
   install(TARGETS fp4sim RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  if(TARGET fp4sim_mpi)  # dlopen'ed from beside the executable under mpirun / srun
+    install(TARGETS fp4sim_mpi LIBRARY DESTINATION ${CMAKE_INSTALL_BINDIR})
+  endif()
 endif()
 
 install(EXPORT fp4simTargets NAMESPACE fp4sim:: DESTINATION ${FP4SIM_CMAKE_DIR})

@@ -22,9 +22,10 @@
 #include "fp4sim/io/crc32.hpp"
 
 #if FP4SIM_HAVE_MPI
-#include <boost/mpi/collectives.hpp>
-#include <boost/mpi/communicator.hpp>
-#include <boost/mpi/environment.hpp>
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include "mpi_module.hpp"
 #endif
 
 namespace fp4sim::scaleout {
@@ -64,17 +65,35 @@ double process_cpu_s() {
 JobTiming g_timing;
 
 #if FP4SIM_HAVE_MPI
-boost::mpi::communicator& comm() {
-  static boost::mpi::communicator c;
-  return c;
-}
-// Finalizes MPI when the process ends normally (after main returns).
-struct EnvHolder {
-  std::unique_ptr<boost::mpi::environment> env;
-};
-EnvHolder& env_holder() {
-  static EnvHolder h;
-  return h;
+// The MPI module (mpi_module.hpp): beside this executable (/proc/self/exe), else in the build
+// tree's bin/ (for test programs elsewhere in it); FP4SIM_MPI_MODULE names it explicitly.
+const MpiModuleApi& mpi_module() {
+  static const MpiModuleApi* api = [] {
+    std::vector<std::string> paths;
+    if (const char* e = env("FP4SIM_MPI_MODULE")) {
+      paths.push_back(e);
+    } else {
+      char buf[4096];
+      const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+      const std::string exe = n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+      if (exe.rfind('/') != std::string::npos) paths.push_back(exe.substr(0, exe.rfind('/') + 1) + kMpiModuleFile);
+      paths.push_back(std::string(FP4SIM_MPI_MODULE_BUILD_DIR) + "/" + kMpiModuleFile);
+    }
+    std::string tried;
+    for (const std::string& p : paths) {
+      // RTLD_GLOBAL: OpenMPI's own plugins (dlopen'ed by libmpi) resolve symbols of libmpi.
+      void* h = dlopen(p.c_str(), RTLD_NOW | RTLD_GLOBAL);
+      using Entry = const MpiModuleApi* (*)();
+      const auto entry = h ? reinterpret_cast<Entry>(dlsym(h, kMpiModuleEntry)) : nullptr;
+      const MpiModuleApi* a = entry ? entry() : nullptr;
+      if (a && a->abi == kMpiModuleAbi) return a;  // never dlclose'd: MPI lives in it until exit
+      const char* why = h ? nullptr : dlerror();
+      tried += (tried.empty() ? "" : "; ") + (why ? std::string(why) : p + ": not a module of this build");
+    }
+    throw std::runtime_error("started by an MPI launcher, but the MPI module " + std::string(kMpiModuleFile) +
+                             " could not be loaded (" + tried + "; set FP4SIM_MPI_MODULE to its path)");
+  }();
+  return *api;
 }
 #endif
 
@@ -106,10 +125,8 @@ World::World() {
 #if FP4SIM_HAVE_MPI
   if (launched_by_mpi()) {
     // Only the main thread calls MPI (worker threads compute shards): MPI_THREAD_FUNNELED.
-    env_holder().env = std::make_unique<boost::mpi::environment>(boost::mpi::threading::funneled, false);
+    mpi_module().init(rank_, size_);
     mpi_ = true;
-    rank_ = comm().rank();
-    size_ = comm().size();
   }
 #endif
   // Several processes that each believe to be alone would all write the same files: refuse.
@@ -130,18 +147,13 @@ World::World() {
 
 void World::barrier() const {
 #if FP4SIM_HAVE_MPI
-  if (mpi_) comm().barrier();
+  if (mpi_) mpi_module().barrier();
 #endif
 }
 
 std::string World::broadcast(std::string s) const {
 #if FP4SIM_HAVE_MPI
-  if (mpi_) {
-    uint64_t n = s.size();
-    boost::mpi::broadcast(comm(), n, 0);
-    s.resize(n);
-    if (n) boost::mpi::broadcast(comm(), s.data(), static_cast<int>(n), 0);
-  }
+  if (mpi_) mpi_module().broadcast(s);
 #endif
   return s;
 }
@@ -149,28 +161,7 @@ std::string World::broadcast(std::string s) const {
 std::vector<std::string> World::gather(const std::string& mine) const {
   if (!mpi_) return {mine};
 #if FP4SIM_HAVE_MPI
-  if (mine.size() > static_cast<size_t>(INT32_MAX))
-    throw std::runtime_error("gather: more than 2 GiB of shard results on one rank (use a larger --shard-size)");
-  const int n = static_cast<int>(mine.size());
-  if (rank_ != 0) {
-    boost::mpi::gather(comm(), n, 0);
-    boost::mpi::gatherv(comm(), mine.data(), n, 0);
-    return {};
-  }
-  std::vector<int> sizes;
-  boost::mpi::gather(comm(), n, sizes, 0);
-  std::vector<int> displs(sizes.size());
-  uint64_t total = 0;
-  for (size_t r = 0; r < sizes.size(); ++r) {
-    if (total > static_cast<uint64_t>(INT32_MAX)) throw std::runtime_error("gather: more than 2 GiB of shard results");
-    displs[r] = static_cast<int>(total);
-    total += static_cast<uint64_t>(sizes[r]);
-  }
-  std::string all(total, '\0');
-  boost::mpi::gatherv(comm(), mine.data(), n, all.data(), sizes, displs, 0);
-  std::vector<std::string> out(sizes.size());
-  for (size_t r = 0; r < sizes.size(); ++r) out[r] = all.substr(static_cast<size_t>(displs[r]), static_cast<size_t>(sizes[r]));
-  return out;
+  return mpi_module().gather(mine, rank_);
 #else
   return {mine};
 #endif
