@@ -117,6 +117,7 @@ __attribute__((target("avx2"))) void e2m1_rne_16_avx2(const float* x, float inv,
 // changes it too. AVX-512 (quant_avx512.cpp) covers NVFP4 1x16, MX and HiF4 under RNE and SR; the
 // other vector paths (NVFP4 2D, the tensor amax without block maxima) stay AVX2.
 QuantSimd simd_cap_from_env() {
+  __builtin_cpu_init();  // a static initializer: libgcc's CPU model may not be filled in yet
   const char* e = std::getenv("FP4SIM_QUANT_SIMD");
   const std::string_view v = e != nullptr ? e : "";
   return v == "portable" ? QuantSimd::Portable : v == "avx2" ? QuantSimd::Avx2 : QuantSimd::Avx512;

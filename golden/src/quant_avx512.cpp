@@ -26,7 +26,8 @@ namespace fp4sim::quant_detail {
 #define FP4SIM_AVX512_INLINE __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,bmi2,avx2,fma"), always_inline)) inline
 
 bool cpu_has_avx512() {
-  static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+  // Called from quant.cpp's static initializers: make sure libgcc's CPU model is filled in first.
+  static const bool has = (__builtin_cpu_init(), __builtin_cpu_supports("avx512f")) && __builtin_cpu_supports("avx512bw") &&
                           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
                           __builtin_cpu_supports("bmi2");
   return has;
@@ -36,8 +37,8 @@ namespace {
 
 FP4SIM_AVX512_INLINE __m512i set1(uint32_t v) { return _mm512_set1_epi32(static_cast<int>(v)); }
 
-// E2M1 codes of sixteen values v = x * inv under RNE with satfinite (the AVX2 e2m1_rne_16 on one
-// vector). |v| >= 1: RNE of the FP32 pattern at one mantissa bit, exponent and bit = code + 252,
+// E2M1 codes of sixteen values v = x * inv under RNE with satfinite (quant.cpp's e2m1_rne_16_avx2 on
+// one vector). |v| >= 1: RNE of the FP32 pattern at one mantissa bit, exponent and bit = code + 252,
 // capped at 7 (Inf and NaN land above). |v| < 1: RN-even(2 |v|) in {0, 1, 2} by the conversion.
 // Sign: x < 0 as an ordered compare (false for -0.0 and NaN).
 FP4SIM_AVX512_INLINE __m512i e2m1_rne_16(__m512 xv, __m512 vinv) {
