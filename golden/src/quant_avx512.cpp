@@ -37,18 +37,26 @@ namespace {
 
 FP4SIM_AVX512_INLINE __m512i set1(uint32_t v) { return _mm512_set1_epi32(static_cast<int>(v)); }
 
-// E2M1 codes of sixteen values v = x * inv under RNE with satfinite (quant.cpp's e2m1_rne_16_avx2 on
-// one vector). |v| >= 1: RNE of the FP32 pattern at one mantissa bit, exponent and bit = code + 252,
-// capped at 7 (Inf and NaN land above). |v| < 1: RN-even(2 |v|) in {0, 1, 2} by the conversion.
-// Sign: x < 0 as an ordered compare (false for -0.0 and NaN).
-FP4SIM_AVX512_INLINE __m512i e2m1_rne_16(__m512 xv, __m512 vinv) {
+// E2M1 RNE magnitudes of sixteen values v = x * inv (quant.cpp's e2m1_rne_16_avx2 on one vector),
+// before saturation: a lane >= 7 means 7 (Inf, NaN and large values land there), every lane is
+// below 1024. |v| >= 1: RNE of the FP32 pattern at one mantissa bit, whose exponent and bit are the
+// code plus 252 (the 252 is folded into the rounding constant: no wrap, as |v| >= 1 means
+// bits >= 254 << 22). |v| < 1: RN-even(2 |v|) in {0, 1, 2} by the conversion. neg: x < 0 as an
+// ordered compare (false for -0.0 and NaN), the sign bit to add.
+FP4SIM_AVX512_INLINE __m512i e2m1_rne_mag_16(__m512 xv, __m512 vinv, __mmask16& neg) {
   const __m512i ab = _mm512_and_si512(_mm512_castps_si512(_mm512_mul_ps(xv, vinv)), set1(0x7FFFFFFF));
-  __m512i norm = _mm512_add_epi32(ab, _mm512_add_epi32(set1(0x1FFFFF), _mm512_and_si512(_mm512_srli_epi32(ab, 22), set1(1))));
-  norm = _mm512_min_epu32(_mm512_sub_epi32(_mm512_srli_epi32(norm, 22), set1(252)), set1(7));
+  const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(ab, 22), set1(1));
+  const __m512i norm = _mm512_srli_epi32(_mm512_add_epi32(ab, _mm512_add_epi32(set1(0x1FFFFFu - (252u << 22)), lsb)), 22);
   const __m512 two_v = _mm512_add_ps(_mm512_castsi512_ps(ab), _mm512_castsi512_ps(ab));
   const __m512i sub = _mm512_cvt_roundps_epi32(two_v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  const __m512i m = _mm512_mask_blend_epi32(_mm512_cmpgt_epi32_mask(ab, set1(0x3F7FFFFF)), sub, norm);
-  const __mmask16 neg = _mm512_cmp_ps_mask(xv, _mm512_setzero_ps(), _CMP_LT_OQ);
+  neg = _mm512_cmp_ps_mask(xv, _mm512_setzero_ps(), _CMP_LT_OQ);
+  return _mm512_mask_blend_epi32(_mm512_cmpgt_epi32_mask(ab, set1(0x3F7FFFFF)), sub, norm);
+}
+
+// E2M1 codes of sixteen values v = x * inv under RNE with satfinite, sign included.
+FP4SIM_AVX512_INLINE __m512i e2m1_rne_16(__m512 xv, __m512 vinv) {
+  __mmask16 neg;
+  const __m512i m = _mm512_min_epu32(e2m1_rne_mag_16(xv, vinv, neg), set1(7));
   return _mm512_mask_or_epi32(m, neg, m, set1(8));
 }
 
@@ -93,6 +101,17 @@ FP4SIM_AVX512_INLINE void store_codes_32(__m512i c0, __m512i c1, uint8_t* out) {
   const __m512i p = _mm512_packs_epi32(c0, c1);
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(out),
                       _mm512_castsi512_si256(_mm512_permutexvar_epi32(transpose_4x4(), _mm512_packus_epi16(p, p))));
+}
+
+// 64 E2M1 codes from four vectors of e2m1_rne_mag_16 and their sign masks: packed to bytes in order
+// (the packs saturate the unsigned magnitudes, all below 1024, to 255), then saturated to 7 and
+// signed once for all 64 bytes.
+FP4SIM_AVX512_INLINE void store_e2m1_64(const __m512i* m, const __mmask16* neg, uint8_t* out) {
+  const __m512i b = _mm512_packus_epi16(_mm512_packs_epi32(m[0], m[1]), _mm512_packs_epi32(m[2], m[3]));
+  const __m512i c = _mm512_min_epu8(_mm512_permutexvar_epi32(transpose_4x4(), b), _mm512_set1_epi8(7));
+  const __mmask64 sign = static_cast<__mmask64>(neg[0]) | static_cast<__mmask64>(neg[1]) << 16 |
+                         static_cast<__mmask64>(neg[2]) << 32 | static_cast<__mmask64>(neg[3]) << 48;
+  _mm512_storeu_si512(out, _mm512_mask_add_epi8(c, sign, c, _mm512_set1_epi8(8)));  // c <= 7: + 8 sets the sign bit
 }
 
 // 64 codes (four vectors of 32-bit lanes, each < 256) as bytes in order: cheaper than four vpmovdb.
@@ -183,8 +202,15 @@ FP4SIM_AVX512 void nvfp4_1x16(const float* x, size_t n_blocks, Nvfp4TensorScale 
     size_t i = 0;
     for (; i + 4 <= nb; i += 4) {
       __m512i cc[4];
-      for (size_t k = 0; k < 4; ++k) cc[k] = nvfp4_block_codes<SR>(xc + 16 * (i + k), inv16[i + k], rb.data() + 16 * (i + k), c);
-      store_codes_64(cc[0], cc[1], cc[2], cc[3], codes + (b0 + i) * 16);
+      if constexpr (SR) {
+        for (size_t k = 0; k < 4; ++k) cc[k] = nvfp4_block_codes<SR>(xc + 16 * (i + k), inv16[i + k], rb.data() + 16 * (i + k), c);
+        store_codes_64(cc[0], cc[1], cc[2], cc[3], codes + (b0 + i) * 16);
+      } else {  // saturation and sign once per 64 codes
+        __mmask16 neg[4];
+        for (size_t k = 0; k < 4; ++k)
+          cc[k] = e2m1_rne_mag_16(_mm512_loadu_ps(xc + 16 * (i + k)), _mm512_set1_ps(inv16[i + k]), neg[k]);
+        store_e2m1_64(cc, neg, codes + (b0 + i) * 16);
+      }
     }
     for (; i < nb; ++i) store_codes_16(nvfp4_block_codes<SR>(xc + 16 * i, inv16[i], rb.data() + 16 * i, c), codes + (b0 + i) * 16);
   }
