@@ -4,6 +4,7 @@
 // patterns; test_quant_fast runs all three on every format and option set and compares the bits.
 #include "quant_internal.hpp"
 
+#include <bit>
 #include <cstring>
 
 #include "fp4sim/philox.hpp"
@@ -22,14 +23,15 @@ namespace fp4sim::quant_detail {
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
 
-#define FP4SIM_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,bmi2,avx2,fma")))
-#define FP4SIM_AVX512_INLINE __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,bmi2,avx2,fma"), always_inline)) inline
+#define FP4SIM_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512vbmi,bmi2,avx2,fma")))
+#define FP4SIM_AVX512_INLINE \
+  __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512vbmi,bmi2,avx2,fma"), always_inline)) inline
 
 bool cpu_has_avx512() {
   // Called from quant.cpp's static initializers: make sure libgcc's CPU model is filled in first.
   static const bool has = (__builtin_cpu_init(), __builtin_cpu_supports("avx512f")) && __builtin_cpu_supports("avx512bw") &&
                           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
-                          __builtin_cpu_supports("bmi2");
+                          __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("bmi2");
   return has;
 }
 
@@ -103,15 +105,56 @@ FP4SIM_AVX512_INLINE void store_codes_32(__m512i c0, __m512i c1, uint8_t* out) {
                       _mm512_castsi512_si256(_mm512_permutexvar_epi32(transpose_4x4(), _mm512_packus_epi16(p, p))));
 }
 
-// 64 E2M1 codes from four vectors of e2m1_rne_mag_16 and their sign masks: packed to bytes in order
-// (the packs saturate the unsigned magnitudes, all below 1024, to 255), then saturated to 7 and
-// signed once for all 64 bytes.
-FP4SIM_AVX512_INLINE void store_e2m1_64(const __m512i* m, const __mmask16* neg, uint8_t* out) {
-  const __m512i b = _mm512_packus_epi16(_mm512_packs_epi32(m[0], m[1]), _mm512_packs_epi32(m[2], m[3]));
-  const __m512i c = _mm512_min_epu8(_mm512_permutexvar_epi32(transpose_4x4(), b), _mm512_set1_epi8(7));
-  const __mmask64 sign = static_cast<__mmask64>(neg[0]) | static_cast<__mmask64>(neg[1]) << 16 |
-                         static_cast<__mmask64>(neg[2]) << 32 | static_cast<__mmask64>(neg[3]) << 48;
-  _mm512_storeu_si512(out, _mm512_mask_add_epi8(c, sign, c, _mm512_set1_epi8(8)));  // c <= 7: + 8 sets the sign bit
+// E2M1 RNE codes by table lookup, 64 at a time (four NVFP4 blocks). The code is the count of the
+// seven thresholds e2m1_rne_mag (quant.cpp) compares |v|'s FP32 pattern with, and every threshold
+// has at most two mantissa bits, i.e. is a multiple of 2^21: "pattern >= t" is constant on each
+// cell of 2^21 patterns. Cell c = (pattern >> 21) - 496 (cell 4 starts at 0.25, cell 24 at 8), 0
+// below, 63 above (Inf, NaN and large values: 7). kE2m1Count[c] = thresholds starting at or below
+// cell c; a pattern exactly on a ">" threshold (0.25, 1.25, 2.5, 5: the tie goes to the lower,
+// even code) gives one back: kE2m1Tie[c] where the cell starts with one and the pattern's low 21
+// bits are zero.
+struct E2m1Cells {
+  alignas(64) uint8_t count[64]{}, tie[64]{};
+  constexpr E2m1Cells() {
+    struct Threshold {
+      float t;
+      bool strict;  // ">": a tie rounds down to the even code
+    };
+    constexpr Threshold kThresholds[] = {{0.25f, true}, {0.75f, false}, {1.25f, true}, {1.75f, false},
+                                         {2.5f, true},  {3.5f, false},  {5.0f, true}};
+    for (const Threshold& th : kThresholds) {
+      const uint32_t c = (std::bit_cast<uint32_t>(th.t) >> 21) - 496;
+      for (uint32_t k = c; k < 64; ++k) ++count[k];
+      if (th.strict) tie[c] = 1;
+    }
+  }
+};
+inline constexpr E2m1Cells kE2m1Cells;
+
+// 64 E2M1 codes of x[0..63] * inv[k] (block k = x[16k..16k+15]), RNE with satfinite, signed.
+FP4SIM_AVX512_INLINE void store_e2m1_64(const float* x, const float* inv, uint8_t* out) {
+  __m512i cell[4];
+  __mmask16 exact[4], neg[4];
+  for (int k = 0; k < 4; ++k) {
+    const __m512 xv = _mm512_loadu_ps(x + 16 * k);
+    const __m512i ab = _mm512_and_si512(_mm512_castps_si512(_mm512_mul_ps(xv, _mm512_set1_ps(inv[k]))), set1(0x7FFFFFFF));
+    cell[k] = _mm512_srli_epi32(ab, 21);  // < 1024
+    exact[k] = _mm512_testn_epi32_mask(ab, set1(0x1FFFFF));
+    neg[k] = _mm512_cmp_ps_mask(xv, _mm512_setzero_ps(), _CMP_LT_OQ);  // x < 0, ordered (SPEC §1)
+  }
+  const __m512i base = _mm512_set1_epi16(496);
+  const __m512i w01 = _mm512_subs_epu16(_mm512_packs_epi32(cell[0], cell[1]), base);
+  const __m512i w23 = _mm512_subs_epu16(_mm512_packs_epi32(cell[2], cell[3]), base);
+  const __m512i idx = _mm512_min_epu8(_mm512_permutexvar_epi32(transpose_4x4(), _mm512_packus_epi16(w01, w23)),
+                                      _mm512_set1_epi8(63));
+  const __m512i count = _mm512_permutexvar_epi8(idx, _mm512_load_si512(kE2m1Cells.count));
+  const __m512i tie = _mm512_permutexvar_epi8(idx, _mm512_load_si512(kE2m1Cells.tie));
+  auto bits64 = [](const __mmask16* m) {
+    return static_cast<__mmask64>(m[0]) | static_cast<__mmask64>(m[1]) << 16 | static_cast<__mmask64>(m[2]) << 32 |
+           static_cast<__mmask64>(m[3]) << 48;
+  };
+  const __m512i code = _mm512_mask_sub_epi8(count, bits64(exact), count, tie);
+  _mm512_storeu_si512(out, _mm512_mask_add_epi8(code, bits64(neg), code, _mm512_set1_epi8(8)));  // code <= 7: + 8 sets the sign
 }
 
 // 64 codes (four vectors of 32-bit lanes, each < 256) as bytes in order: cheaper than four vpmovdb.
@@ -201,15 +244,12 @@ FP4SIM_AVX512 void nvfp4_1x16(const float* x, size_t n_blocks, Nvfp4TensorScale 
     _mm512_store_ps(inv16, nvfp4_inverse_16(code, ts.s_dec));
     size_t i = 0;
     for (; i + 4 <= nb; i += 4) {
-      __m512i cc[4];
       if constexpr (SR) {
+        __m512i cc[4];
         for (size_t k = 0; k < 4; ++k) cc[k] = nvfp4_block_codes<SR>(xc + 16 * (i + k), inv16[i + k], rb.data() + 16 * (i + k), c);
         store_codes_64(cc[0], cc[1], cc[2], cc[3], codes + (b0 + i) * 16);
-      } else {  // saturation and sign once per 64 codes
-        __mmask16 neg[4];
-        for (size_t k = 0; k < 4; ++k)
-          cc[k] = e2m1_rne_mag_16(_mm512_loadu_ps(xc + 16 * (i + k)), _mm512_set1_ps(inv16[i + k]), neg[k]);
-        store_e2m1_64(cc, neg, codes + (b0 + i) * 16);
+      } else {
+        store_e2m1_64(xc + 16 * i, inv16 + i, codes + (b0 + i) * 16);
       }
     }
     for (; i < nb; ++i) store_codes_16(nvfp4_block_codes<SR>(xc + 16 * i, inv16[i], rb.data() + 16 * i, c), codes + (b0 + i) * 16);

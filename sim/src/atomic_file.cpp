@@ -78,14 +78,20 @@ std::string random_suffix() {
 }
 
 // BASE + tag + random suffix, created with mkdir(0777) so the umask applies as for any new
-// directory (mkdtemp would make it 0700).
-fs::path make_unique_dir(const fs::path& base, const char* tag, const char* what) {
+// directory (mkdtemp would make it 0700). With reg (a staging directory, removed on a signal) the
+// name is registered before the mkdir, so that no signal can fall between creating it and
+// registering it (a name that turns out to exist already is unregistered before the next try).
+// Without (an aside directory that will hold an old output) it is never removed on a signal.
+fs::path make_unique_dir(const fs::path& base, const char* tag, const char* what, TempRegistration* reg = nullptr) {
   for (int attempt = 0;; ++attempt) {
     std::string name = base.string();
     name += tag;
     name += random_suffix();
+    if (reg) *reg = TempRegistration(name);
     if (::mkdir(name.c_str(), 0777) == 0) return name;
-    if (errno != EEXIST || attempt >= 100) fail(base, what, errno);
+    const int err = errno;
+    if (reg) reg->release();
+    if (err != EEXIST || attempt >= 100) fail(base, what, err);
   }
 }
 
@@ -209,7 +215,9 @@ void write_file_atomic_parts(const fs::path& path, std::span<const std::span<con
   // O_EXCL with a fresh random suffix instead of mkstemp: mkstemp creates mode 0600, while
   // open(0666) lets the kernel apply the umask like for any new file, without touching the
   // process-wide umask.
+  // The name is registered before the file exists (see make_unique_dir).
   fs::path tmp;
+  TempRegistration reg;
   int fd = -1;
   for (int attempt = 0; fd < 0; ++attempt) {
     // Appended piecewise: GCC 12 emits a false -Wrestrict for `"." + std::string`.
@@ -218,11 +226,14 @@ void write_file_atomic_parts(const fs::path& path, std::span<const std::span<con
     name += ".tmp-";
     name += random_suffix();
     tmp = parent_of(path) / name;
+    reg = TempRegistration(tmp);
     fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0 && (errno != EEXIST || attempt >= 100))
-      fail(path, "cannot create temporary file", errno);
+    if (fd < 0) {
+      const int err = errno;
+      reg.release();
+      if (err != EEXIST || attempt >= 100) fail(path, "cannot create temporary file", err);
+    }
   }
-  TempRegistration reg(tmp);
   try {
     for (std::span<const uint8_t> part : parts) write_all(fd, path, part);
     if (durable() && durability == Durability::Fsync && ::fsync(fd) != 0) fail(path, "fsync failed", errno);
@@ -264,8 +275,7 @@ StagingDir::StagingDir(fs::path final_dir) : final_(std::move(final_dir)) {
   std::error_code ec;
   if (!fs::is_directory(parent, ec))
     fail(final_, "parent directory does not exist", 0);
-  stage_ = make_unique_dir(final_, ".tmp-", "cannot create staging directory");
-  reg_ = TempRegistration(stage_);
+  stage_ = make_unique_dir(final_, ".tmp-", "cannot create staging directory", &reg_);
 }
 
 StagingDir::~StagingDir() {
@@ -426,8 +436,7 @@ const fs::path& OutputSet::dir_stage(size_t h) {
   if (!it.is_dir) fail(it.final_path, "internal error: not a directory output", 0);
   if (it.stage.empty()) {
     if (it.create_parent) fs::create_directories(parent_of(it.final_path));
-    it.stage = make_unique_dir(it.final_path, ".tmp-", "cannot create staging directory");
-    it.reg = TempRegistration(it.stage);
+    it.stage = make_unique_dir(it.final_path, ".tmp-", "cannot create staging directory", &it.reg);
   }
   return it.stage;
 }

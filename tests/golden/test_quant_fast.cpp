@@ -51,7 +51,7 @@ TEST(QuantFast, SimdLevelsFallBack) {
   const bool avx2 = __builtin_cpu_supports("avx2") && cap != "portable";
   const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                       __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
-                      __builtin_cpu_supports("bmi2") && cap != "avx2";
+                      __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("bmi2") && cap != "avx2";
   at_level(QuantSimd::Avx512, [&] {
     EXPECT_EQ(quant_simd_level(), avx512 ? QuantSimd::Avx512 : avx2 ? QuantSimd::Avx2 : QuantSimd::Portable);
   });
