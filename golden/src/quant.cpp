@@ -49,7 +49,6 @@ constexpr BlockFormatInfo kBlockFormats[] = {
     {BlockFormat::Hif4, "hif4", &kS1P2, &kE6M2, 64, 0, true},
 };
 
-
 // Hot loops are compiled twice (AVX2 and baseline x86-64) and picked at load time. Bits do not
 // depend on the clone: the build disables FMA contraction and both use IEEE single/double ops.
 #if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
@@ -206,7 +205,6 @@ void check_shape(const BlockFormatInfo& fi, size_t xsize, size_t rows, size_t co
 
 // ---------------------------------------------------------------------------------------------
 // MX (SPEC §2.1)
-
 
 // RNE code of |v| (FP32 bits ab, finite or not) in a small signed format with subnormals,
 // saturating at max: equal to encode(f, v, Rne, true) for |v| (test_quant_fast checks every MX

@@ -39,26 +39,21 @@ namespace {
 
 FP4SIM_AVX512_INLINE __m512i set1(uint32_t v) { return _mm512_set1_epi32(static_cast<int>(v)); }
 
-// E2M1 RNE magnitudes of sixteen values v = x * inv (quant.cpp's e2m1_rne_16_avx2 on one vector),
-// before saturation: a lane >= 7 means 7 (Inf, NaN and large values land there), every lane is
-// below 1024. |v| >= 1: RNE of the FP32 pattern at one mantissa bit, whose exponent and bit are the
-// code plus 252 (the 252 is folded into the rounding constant: no wrap, as |v| >= 1 means
-// bits >= 254 << 22). |v| < 1: RN-even(2 |v|) in {0, 1, 2} by the conversion. neg: x < 0 as an
-// ordered compare (false for -0.0 and NaN), the sign bit to add.
-FP4SIM_AVX512_INLINE __m512i e2m1_rne_mag_16(__m512 xv, __m512 vinv, __mmask16& neg) {
+// E2M1 codes of sixteen values v = x * inv under RNE with satfinite (quant.cpp's e2m1_rne_16_avx2
+// on one vector; NVFP4's groups of four blocks take the table lookup of store_e2m1_64 instead).
+// |v| >= 1: RNE of the FP32 pattern at one mantissa bit, whose exponent and bit are the code plus
+// 252 (folded into the rounding constant: no wrap, as |v| >= 1 means bits >= 254 << 22), capped at
+// 7 (Inf and NaN land above). |v| < 1: RN-even(2 |v|) in {0, 1, 2} by the conversion. Sign: x < 0
+// as an ordered compare (false for -0.0 and NaN).
+FP4SIM_AVX512_INLINE __m512i e2m1_rne_16(__m512 xv, __m512 vinv) {
   const __m512i ab = _mm512_and_si512(_mm512_castps_si512(_mm512_mul_ps(xv, vinv)), set1(0x7FFFFFFF));
   const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(ab, 22), set1(1));
   const __m512i norm = _mm512_srli_epi32(_mm512_add_epi32(ab, _mm512_add_epi32(set1(0x1FFFFFu - (252u << 22)), lsb)), 22);
   const __m512 two_v = _mm512_add_ps(_mm512_castsi512_ps(ab), _mm512_castsi512_ps(ab));
   const __m512i sub = _mm512_cvt_roundps_epi32(two_v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  neg = _mm512_cmp_ps_mask(xv, _mm512_setzero_ps(), _CMP_LT_OQ);
-  return _mm512_mask_blend_epi32(_mm512_cmpgt_epi32_mask(ab, set1(0x3F7FFFFF)), sub, norm);
-}
-
-// E2M1 codes of sixteen values v = x * inv under RNE with satfinite, sign included.
-FP4SIM_AVX512_INLINE __m512i e2m1_rne_16(__m512 xv, __m512 vinv) {
-  __mmask16 neg;
-  const __m512i m = _mm512_min_epu32(e2m1_rne_mag_16(xv, vinv, neg), set1(7));
+  const __m512i m = _mm512_min_epu32(_mm512_mask_blend_epi32(_mm512_cmpgt_epi32_mask(ab, set1(0x3F7FFFFF)), sub, norm),
+                                     set1(7));
+  const __mmask16 neg = _mm512_cmp_ps_mask(xv, _mm512_setzero_ps(), _CMP_LT_OQ);
   return _mm512_mask_or_epi32(m, neg, m, set1(8));
 }
 
