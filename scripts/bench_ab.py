@@ -5,8 +5,9 @@
 
 Runs BEFORE and AFTER alternately, N rounds each (default 3), each run with
 --benchmark_repetitions=3; a row's rate in a run is the median of its repetitions and its ratio is
-that rate over the same run's memcpy (rows named *_mt over memcpy_mt), so machine load that changes
-between runs hits both builds alike. Prints a Markdown table of the medians over the rounds: rate
+that rate over the same run's memcpy (rows named *_mt over memcpy_mt; rows that report a
+memcpy_items_per_second counter over that copy, timed in the same iterations), so machine load
+that changes between runs hits both builds alike. Prints a Markdown table of the medians over the rounds: rate
 (M elements/s) and % of memcpy for each build, and the load average before the first and after the
 last round. Rows present in only one build are shown with a dash for the other.
 """
@@ -28,17 +29,21 @@ def run_once(binary, flt, min_time):
             cmd.append(f"--benchmark_filter={flt}")
         subprocess.run(cmd, check=True, capture_output=True, text=True)
         report = json.load(f)
-    rates = {}
+    rates, paired = {}, {}
     for b in report["benchmarks"]:
         if b.get("aggregate_name") != "median" or "items_per_second" not in b:
             continue
-        name = b["run_name"].split("/real_time")[0]
+        name = b["run_name"].split("/real_time")[0].split("/manual_time")[0]
         name = name.split("/", 1)[1] if name.startswith("BM_") and "/" in name else name
         rates[name] = b["items_per_second"]
+        if b.get("memcpy_items_per_second"):  # the row times a copy in every iteration
+            paired[name] = b["memcpy_items_per_second"]
     ratios = {}
     for name, r in rates.items():
         base = "memcpy_mt" if name.endswith("_mt") else "memcpy"
-        if base in rates:
+        if name in paired:
+            ratios[name] = r / paired[name]
+        elif base in rates:
             ratios[name] = r / rates[base]
     return rates, ratios
 

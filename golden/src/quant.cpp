@@ -107,6 +107,55 @@ __attribute__((target("avx2"), always_inline)) inline void e2m1_rne_16_avx2_inl(
                    _mm_unpacklo_epi64(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1)));
 }
 #undef FP4SIM_SET1
+
+// 32 E2M1 codes (two 16-value blocks: x[0..15] * inv0, x[16..31] * inv1), RNE with satfinite, by
+// table lookup on bytes: the AVX2 form of quant_avx512.cpp's store_e2m1_64, a third fewer vector
+// operations than two e2m1_rne_16_avx2_inl. Every threshold of e2m1_rne_mag is a multiple of 2^21,
+// so its count is constant on cells of 2^21 patterns; r = (pattern >> 21) - 499 saturated to
+// [0, 255] puts 0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5 at r = 1, 7, 10, 12, 14, 16, 18. The count is
+// kE2m1Lo[min(r, 15)] + kE2m1Hi[min(r -sat 15, 15)] (two 16-entry vpshufb tables, one per side of
+// r = 15); bit 7 of an entry marks a cell that starts on a ">" threshold, where a pattern with zero
+// low 21 bits (exactly on it: the tie goes down to the even code) counts one less. The three byte
+// vectors (cell, exact hit, sign) are packed alike and put in order by one dword permute.
+// Four vectors of 32-bit lane masks (0 / -1) as 32 byte masks, in the packs' lane order.
+__attribute__((target("avx2"), always_inline)) inline __m256i pack_masks_32(const __m256i* m) {
+  return _mm256_packs_epi16(_mm256_packs_epi32(m[0], m[1]), _mm256_packs_epi32(m[2], m[3]));
+}
+template <bool Stream = false>
+__attribute__((target("avx2"), always_inline)) inline void e2m1_rne_32_avx2(const float* x, float inv0, float inv1,
+                                                                            uint8_t* out) {
+  const __m256i absm = _mm256_set1_epi32(0x7FFFFFFF), low21 = _mm256_set1_epi32(0x1FFFFF);
+  __m256i cell[4], exact[4], neg[4];
+  for (int k = 0; k < 4; ++k) {
+    const __m256 xv = _mm256_loadu_ps(x + 8 * k);
+    const __m256i ab = _mm256_and_si256(_mm256_castps_si256(_mm256_mul_ps(xv, _mm256_set1_ps(k < 2 ? inv0 : inv1))), absm);
+    cell[k] = _mm256_srli_epi32(ab, 21);  // < 1024: fits the signed 16-bit pack
+    exact[k] = _mm256_cmpeq_epi32(_mm256_and_si256(ab, low21), _mm256_setzero_si256());
+    neg[k] = _mm256_castps_si256(_mm256_cmp_ps(xv, _mm256_setzero_ps(), _CMP_LT_OQ));  // x < 0, ordered (SPEC §1)
+  }
+  const __m256i base = _mm256_set1_epi16(499);
+  const __m256i r = _mm256_packus_epi16(_mm256_subs_epu16(_mm256_packs_epi32(cell[0], cell[1]), base),
+                                        _mm256_subs_epu16(_mm256_packs_epi32(cell[2], cell[3]), base));
+  const __m256i fifteen = _mm256_set1_epi8(15);
+  // Count (bit 7: tie cell); r in 0..15 on the low table, r > 15 adds the high one's 1 or 2.
+  const __m256i lo = _mm256_setr_epi8(0, -127, 1, 1, 1, 1, 1, 2, 2, 2, -125, 3, 4, 4, -123, 5,  //
+                                      0, -127, 1, 1, 1, 1, 1, 2, 2, 2, -125, 3, 4, 4, -123, 5);
+  const __m256i hi = _mm256_setr_epi8(0, 1, 1, -126, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,  //
+                                      0, 1, 1, -126, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2);
+  const __m256i s = _mm256_add_epi8(_mm256_shuffle_epi8(lo, _mm256_min_epu8(r, fifteen)),
+                                    _mm256_shuffle_epi8(hi, _mm256_min_epu8(_mm256_subs_epu8(r, fifteen), fifteen)));
+  const __m256i tie = _mm256_and_si256(_mm256_cmpgt_epi8(_mm256_setzero_si256(), s), pack_masks_32(exact));  // -1: one less
+  __m256i code = _mm256_add_epi8(_mm256_and_si256(s, _mm256_set1_epi8(0x7F)), tie);
+  code = _mm256_or_si256(code, _mm256_and_si256(pack_masks_32(neg), _mm256_set1_epi8(8)));
+  code = _mm256_permutevar8x32_epi32(code, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));  // undo the packs' lane order
+  if constexpr (Stream) {  // 16-byte aligned (see nvfp4_1x16_avx2)
+    _mm_stream_si128(reinterpret_cast<__m128i*>(out), _mm256_castsi256_si128(code));
+    _mm_stream_si128(reinterpret_cast<__m128i*>(out + 16), _mm256_extracti128_si256(code, 1));
+  } else {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), code);
+  }
+}
+
 // Out-of-line entry for callers compiled without AVX2 (they check use_avx2 first).
 __attribute__((target("avx2"))) void e2m1_rne_16_avx2(const float* x, float inv, uint8_t* out) {
   e2m1_rne_16_avx2_inl(x, inv, out);
@@ -301,11 +350,13 @@ __attribute__((target("avx2"), always_inline)) inline void store_codes_32(__m256
 }
 
 // 16 codes (two vectors) stored as bytes in order.
+template <bool Stream = false>
 __attribute__((target("avx2"), always_inline)) inline void store_codes_16(__m256i c0, __m256i c1, uint8_t* out) {
   __m256i p = _mm256_permute4x64_epi64(_mm256_packs_epi32(c0, c1), 0xD8);
   p = _mm256_packus_epi16(p, p);
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(out),
-                   _mm_unpacklo_epi64(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1)));
+  const __m128i v = _mm_unpacklo_epi64(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1));
+  if constexpr (Stream) _mm_stream_si128(reinterpret_cast<__m128i*>(out), v);
+  else _mm_storeu_si128(reinterpret_cast<__m128i*>(out), v);
 }
 
 // Lane i = the unsigned max of the eight lanes of m[i]: an unpack / max tree.
@@ -352,8 +403,7 @@ __attribute__((target("avx2"), always_inline)) inline void mx_block_elems(const 
   *scale = static_cast<uint8_t>(e + kUE8M0Bias);
   const float inv = u2f(inv_bits);
   if (!SR && fp4_rne) {
-    e2m1_rne_16_avx2_inl(xb, inv, cb);
-    e2m1_rne_16_avx2_inl(xb + 16, inv, cb + 16);
+    e2m1_rne_32_avx2(xb, inv, inv, cb);
     return;
   }
   const __m256 vinv = _mm256_set1_ps(inv);
@@ -590,7 +640,7 @@ __attribute__((target("avx2"), always_inline)) inline uint32_t block_max_1(const
 }
 
 // 16 NVFP4 element codes of x * inv: RNE (e2m1_rne_16) or SR with the block's 16 bytes rb.
-template <bool SR>
+template <bool SR, bool Stream = false>
 __attribute__((target("avx2"), always_inline)) inline void nvfp4_elems_16(const float* xb, float inv, const uint8_t* rb,
                                                                           const SmallFmtConst& c, uint8_t* out) {
   if constexpr (!SR) {
@@ -599,7 +649,7 @@ __attribute__((target("avx2"), always_inline)) inline void nvfp4_elems_16(const 
     const __m256 vinv = _mm256_set1_ps(inv);
     const __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb));
     const __m256i x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb + 8));
-    store_codes_16(small_codes_8<true>(_mm256_mul_ps(_mm256_castsi256_ps(x0), vinv), x0, rbytes_8(rb), c),
+    store_codes_16<Stream>(small_codes_8<true>(_mm256_mul_ps(_mm256_castsi256_ps(x0), vinv), x0, rbytes_8(rb), c),
                    small_codes_8<true>(_mm256_mul_ps(_mm256_castsi256_ps(x1), vinv), x1, rbytes_8(rb + 8), c), out);
   }
 }
@@ -608,8 +658,9 @@ __attribute__((target("avx2"), always_inline)) inline void nvfp4_elems_16(const 
 // unsigned max of FP32 patterns (NaN patterns zeroed), gathered one block per lane, the scale
 // chain (amax * S_enc/6, UE4M3 RNE) on eight lanes, then 16 codes per block (RNE, or SR with the
 // bytes of the flat element indices first_index + ...). A tail of fewer than eight blocks takes
-// the scalar scale chain.
-template <bool SR>
+// the scalar scale chain. Stream: codes and scales leave by streaming stores (16-byte-aligned
+// codes; outputs larger than the caches), drained by an sfence before returning.
+template <bool SR, bool Stream>
 __attribute__((target("avx2"))) void nvfp4_1x16_avx2(const float* __restrict x, size_t n_blocks, Nvfp4TensorScale ts,
                                                      const QuantOptions& opt, uint64_t first_index,
                                                      const uint32_t* bmax, uint8_t* __restrict codes,
@@ -629,9 +680,18 @@ __attribute__((target("avx2"))) void nvfp4_1x16_avx2(const float* __restrict x, 
     const __m256i code = ue4m3_rne_sat_8(_mm256_mul_ps(_mm256_castsi256_ps(r), _mm256_set1_ps(mult)));
     alignas(32) uint32_t c8[8];
     _mm256_store_si256(reinterpret_cast<__m256i*>(c8), code);
-    for (int i = 0; i < 8; ++i) {
-      scales[b + static_cast<size_t>(i)] = static_cast<uint8_t>(c8[i]);
-      nvfp4_elems_16<SR>(xc + 16 * i, inv_of[c8[i]], rb.data() + 16 * i, c, codes + (b + static_cast<size_t>(i)) * 16);
+    const __m128i c8b = _mm_packus_epi16(  // the eight scale codes as bytes, in order
+        _mm_packs_epi32(_mm256_castsi256_si128(code), _mm256_extracti128_si256(code, 1)), _mm_setzero_si128());
+    if constexpr (Stream) _mm_stream_si64(reinterpret_cast<long long*>(scales + b), _mm_cvtsi128_si64(c8b));
+    else _mm_storel_epi64(reinterpret_cast<__m128i*>(scales + b), c8b);
+    for (int i = 0; i < 8; i += 2) {
+      uint8_t* cb = codes + (b + static_cast<size_t>(i)) * 16;
+      if constexpr (SR) {
+        nvfp4_elems_16<SR, Stream>(xc + 16 * i, inv_of[c8[i]], rb.data() + 16 * i, c, cb);
+        nvfp4_elems_16<SR, Stream>(xc + 16 * (i + 1), inv_of[c8[i + 1]], rb.data() + 16 * (i + 1), c, cb + 16);
+      } else {
+        e2m1_rne_32_avx2<Stream>(xc + 16 * i, inv_of[c8[i]], inv_of[c8[i + 1]], cb);
+      }
     }
   }
   for (; b < n_blocks; ++b) {
@@ -641,6 +701,7 @@ __attribute__((target("avx2"))) void nvfp4_1x16_avx2(const float* __restrict x, 
     scales[b] = code;
     nvfp4_elems_16<SR>(xb, inv_of[code], rb.data(), c, codes + b * 16);
   }
+  if constexpr (Stream) _mm_sfence();
 }
 
 // The block maxima of n_blocks 16-value blocks (NaN ignored) into out, and their max: the first
@@ -753,9 +814,11 @@ float tensor_amax(const float* x, size_t n) {
 
 // Rows [0, rows) of a chunk whose first element has flat index first_index (the SR counter),
 // under the tensor scale ts; x, codes and scales point at the chunk. A 2D chunk starts on a tile.
-// bmax: the chunk's block maxima from the first pass (vector 1x16 only), or null.
+// bmax: the chunk's block maxima from the first pass (vector 1x16 only), or null. stream: the
+// output is too large to stay in cache (the vector 1x16 kernels then write it with streaming
+// stores; codes and scales 16-byte aligned).
 void quantize_nvfp4_rows(const float* x, size_t rows, size_t cols, const QuantOptions& opt, Nvfp4TensorScale ts,
-                         uint64_t first_index, const uint32_t* bmax, uint8_t* codes, uint8_t* scales) {
+                         uint64_t first_index, const uint32_t* bmax, uint8_t* codes, uint8_t* scales, bool stream) {
   const size_t sc = cols / 16;
   const bool sr = opt.rounding == Rounding::Sr;
 #if defined(__x86_64__)
@@ -764,10 +827,15 @@ void quantize_nvfp4_rows(const float* x, size_t rows, size_t cols, const QuantOp
       if (sr) nvfp4_2d_avx2<true>(x, rows, cols, ts, opt, first_index, codes, scales);
       else nvfp4_2d_avx2<false>(x, rows, cols, ts, opt, first_index, codes, scales);
     } else if (use_avx512) {
-      nvfp4_1x16_avx512(x, rows * sc, ts, opt, first_index, bmax, codes, scales);
+      nvfp4_1x16_avx512(x, rows * sc, ts, opt, first_index, bmax, codes, scales, stream);
     } else {
-      if (sr) nvfp4_1x16_avx2<true>(x, rows * sc, ts, opt, first_index, bmax, codes, scales);
-      else nvfp4_1x16_avx2<false>(x, rows * sc, ts, opt, first_index, bmax, codes, scales);
+      if (stream) {
+        if (sr) nvfp4_1x16_avx2<true, true>(x, rows * sc, ts, opt, first_index, bmax, codes, scales);
+        else nvfp4_1x16_avx2<false, true>(x, rows * sc, ts, opt, first_index, bmax, codes, scales);
+      } else {
+        if (sr) nvfp4_1x16_avx2<true, false>(x, rows * sc, ts, opt, first_index, bmax, codes, scales);
+        else nvfp4_1x16_avx2<false, false>(x, rows * sc, ts, opt, first_index, bmax, codes, scales);
+      }
     }
     return;
   }
@@ -1091,7 +1159,11 @@ void quantize(BlockFormat f, std::span<const float> x_in, size_t rows, size_t co
   // The RHT goes chunk by chunk into the worker's scratch (L2-sized) for the one-pass formats.
   // NVFP4 needs the whole transformed tensor twice (TE takes the amax after the RHT): a tensor-sized
   // buffer in q's workspace, kept for the next call (page faults on fresh memory cost more than the
-  // transform itself; huge pages where the OS has them make a first call cheaper).
+  // transform itself; huge pages where the OS has them make a first call cheaper). Transforming
+  // each chunk again in the second pass instead costs more, even beyond the caches (measured in
+  // docs/performance.md). kCachedBytes: inputs up to this size are read again from cache.
+  constexpr size_t kCachedBytes = size_t{32} << 20;
+  const bool in_cache = rows * cols * sizeof(float) <= kCachedBytes;
   std::vector<int8_t> signs;
   if (opt.rht != 0) rht_signs(opt.rht, opt.rht_seeded || opt.rht != 16, opt.rht_seed, signs);
   auto chunk_rows_of = [&](size_t c, size_t& r0) {
@@ -1113,16 +1185,20 @@ void quantize(BlockFormat f, std::span<const float> x_in, size_t rows, size_t co
   if (f == BlockFormat::Nvfp4) {
     std::vector<float> chunk_amax(n_chunks, 0.0f);
 #if defined(__x86_64__)
-    // The first pass keeps the block maxima for the second where that saves work: always on AVX2;
-    // on AVX-512, where the maxima cost little to recompute, only while the input is small enough to
-    // be read again from cache (beyond, the maxima add a quarter to the memory traffic; measured in
-    // docs/performance.md).
-    constexpr size_t kKeepBmaxBytes = size_t{32} << 20;
+    // The first pass keeps the block maxima for the second only while the input fits the caches:
+    // beyond, both passes stream from memory, which limits them (a core recomputes the maxima
+    // several times faster than memory delivers the input), and the kept maxima would add an
+    // eighth to the traffic (written, then read; measured in docs/performance.md).
     const bool keep_bmax = use_avx2 && !opt.two_d && (opt.rounding == Rounding::Rne || opt.rounding == Rounding::Sr) &&
-                           (!use_avx512 || rows * cols * sizeof(float) <= kKeepBmaxBytes);
+                           in_cache;
 #else
     const bool keep_bmax = false;
 #endif
+    // Outputs beyond the caches: streaming stores (NVFP4 moves 2 x 4 bytes in per 1.06 out, and
+    // reading each output line before writing it would add a tenth). They need 16-byte alignment,
+    // which operator new gives (chunks start at multiples of 256 codes).
+    const bool stream = !in_cache && (reinterpret_cast<uintptr_t>(q.codes.data()) |
+                                      reinterpret_cast<uintptr_t>(q.scales.data())) % 16 == 0;
     uint32_t* const bmax = keep_bmax ? static_cast<uint32_t*>(q.workspace.get(1, nb * sizeof(uint32_t))) : nullptr;
     parallel_chunks(n_chunks, threads, [&](size_t c, std::vector<float>& scratch) {
       size_t r0;
@@ -1141,14 +1217,15 @@ void quantize(BlockFormat f, std::span<const float> x_in, size_t rows, size_t co
     q.amax = *std::max_element(chunk_amax.begin(), chunk_amax.end());
     const Nvfp4TensorScale ts = nvfp4_tensor_scale(q.amax, opt.pts);
     q.global_scale = ts.s_dec;
+    // Last chunk first: the end of the first pass is what the caches still hold.
     parallel_chunks(n_chunks, threads, [&](size_t c, std::vector<float>& scratch) {
       size_t r0;
-      const size_t nr = chunk_rows_of(c, r0);
+      const size_t nr = chunk_rows_of(n_chunks - 1 - c, r0);
       const size_t off = r0 * cols;
-      const float* xc = opt.rht != 0 ? rotated + off : x_in.data() + off;
+      const float* xc = rotated ? rotated + off : x_in.data() + off;
       (void)scratch;
-      quantize_nvfp4_rows(xc, nr, cols, opt, ts, off,
-                          bmax ? bmax + off / 16 : nullptr, q.codes.data() + off, q.scales.data() + off / 16);
+      quantize_nvfp4_rows(xc, nr, cols, opt, ts, off, bmax ? bmax + off / 16 : nullptr, q.codes.data() + off,
+                          q.scales.data() + off / 16, stream);
     });
     return;
   }

@@ -100,6 +100,23 @@ FP4SIM_AVX512_INLINE void store_codes_32(__m512i c0, __m512i c1, uint8_t* out) {
                       _mm512_castsi512_si256(_mm512_permutexvar_epi32(transpose_4x4(), _mm512_packus_epi16(p, p))));
 }
 
+// 64 code bytes to out: an ordinary store, or (Stream) non-temporal ones for outputs too large to
+// stay in cache, which skip the read of each line before it is written. Code buffers are
+// std::vector memory, 16-byte aligned and (large ones, from mmap) 16 bytes past a line: four
+// 16-byte streaming stores, which the write-combining buffers merge into full lines.
+template <bool Stream>
+FP4SIM_AVX512_INLINE void store_64(uint8_t* out, __m512i v) {
+  if constexpr (Stream) {
+    auto* o = reinterpret_cast<__m128i*>(out);
+    _mm_stream_si128(o, _mm512_castsi512_si128(v));
+    _mm_stream_si128(o + 1, _mm512_extracti32x4_epi32(v, 1));
+    _mm_stream_si128(o + 2, _mm512_extracti32x4_epi32(v, 2));
+    _mm_stream_si128(o + 3, _mm512_extracti32x4_epi32(v, 3));
+  } else {
+    _mm512_storeu_si512(out, v);
+  }
+}
+
 // E2M1 RNE codes by table lookup, 64 at a time (four NVFP4 blocks). The code is the count of the
 // seven thresholds e2m1_rne_mag (quant.cpp) compares |v|'s FP32 pattern with, and every threshold
 // has at most two mantissa bits, i.e. is a multiple of 2^21: "pattern >= t" is constant on each
@@ -127,6 +144,7 @@ struct E2m1Cells {
 inline constexpr E2m1Cells kE2m1Cells;
 
 // 64 E2M1 codes of x[0..63] * inv[k] (block k = x[16k..16k+15]), RNE with satfinite, signed.
+template <bool Stream>
 FP4SIM_AVX512_INLINE void store_e2m1_64(const float* x, const float* inv, uint8_t* out) {
   __m512i cell[4];
   __mmask16 exact[4], neg[4];
@@ -149,13 +167,14 @@ FP4SIM_AVX512_INLINE void store_e2m1_64(const float* x, const float* inv, uint8_
            static_cast<__mmask64>(m[3]) << 48;
   };
   const __m512i code = _mm512_mask_sub_epi8(count, bits64(exact), count, tie);
-  _mm512_storeu_si512(out, _mm512_mask_add_epi8(code, bits64(neg), code, _mm512_set1_epi8(8)));  // code <= 7: + 8 sets the sign
+  store_64<Stream>(out, _mm512_mask_add_epi8(code, bits64(neg), code, _mm512_set1_epi8(8)));  // code <= 7: + 8 sets the sign
 }
 
 // 64 codes (four vectors of 32-bit lanes, each < 256) as bytes in order: cheaper than four vpmovdb.
+template <bool Stream = false>
 FP4SIM_AVX512_INLINE void store_codes_64(__m512i c0, __m512i c1, __m512i c2, __m512i c3, uint8_t* out) {
   const __m512i b = _mm512_packus_epi16(_mm512_packs_epi32(c0, c1), _mm512_packs_epi32(c2, c3));
-  _mm512_storeu_si512(out, _mm512_permutexvar_epi32(transpose_4x4(), b));
+  store_64<Stream>(out, _mm512_permutexvar_epi32(transpose_4x4(), b));
 }
 
 // 128-bit lanes (a0 max a1, a2 max a3, b0 max b1, b2 max b3).
@@ -221,7 +240,7 @@ FP4SIM_AVX512_INLINE __m512i nvfp4_block_codes(const float* xb, float inv, const
   else return e2m1_rne_16(xv, vinv);
 }
 
-template <bool SR>
+template <bool SR, bool Stream>
 FP4SIM_AVX512 void nvfp4_1x16(const float* x, size_t n_blocks, Nvfp4TensorScale ts, const QuantOptions& opt,
                               uint64_t first_index, const uint32_t* bmax, uint8_t* codes, uint8_t* scales) {
   const SmallFmtConst c = small_fmt_const(kE2M1, true);
@@ -235,20 +254,25 @@ FP4SIM_AVX512 void nvfp4_1x16(const float* x, size_t n_blocks, Nvfp4TensorScale 
     if constexpr (SR) sr_bytes(opt.seed, opt.stream, first_index + b0 * 16, nb * 16, rb.data());
     const __m512i amax = bmax ? _mm512_maskz_loadu_epi32(live, bmax + b0) : nvfp4_block_maxima_16(xc, nb);
     const __m512i code = ue4m3_rne_sat_16(_mm512_mul_ps(_mm512_castsi512_ps(amax), mult));
-    _mm_mask_storeu_epi8(scales + b0, live, _mm512_cvtepi32_epi8(code));
+    if (Stream && nb == 16) {  // scales + b0: 16-byte aligned, as the codes
+      _mm_stream_si128(reinterpret_cast<__m128i*>(scales + b0), _mm512_cvtepi32_epi8(code));
+    } else {
+      _mm_mask_storeu_epi8(scales + b0, live, _mm512_cvtepi32_epi8(code));
+    }
     _mm512_store_ps(inv16, nvfp4_inverse_16(code, ts.s_dec));
     size_t i = 0;
     for (; i + 4 <= nb; i += 4) {
       if constexpr (SR) {
         __m512i cc[4];
         for (size_t k = 0; k < 4; ++k) cc[k] = nvfp4_block_codes<SR>(xc + 16 * (i + k), inv16[i + k], rb.data() + 16 * (i + k), c);
-        store_codes_64(cc[0], cc[1], cc[2], cc[3], codes + (b0 + i) * 16);
+        store_codes_64<Stream>(cc[0], cc[1], cc[2], cc[3], codes + (b0 + i) * 16);
       } else {
-        store_e2m1_64(xc + 16 * i, inv16 + i, codes + (b0 + i) * 16);
+        store_e2m1_64<Stream>(xc + 16 * i, inv16 + i, codes + (b0 + i) * 16);
       }
     }
     for (; i < nb; ++i) store_codes_16(nvfp4_block_codes<SR>(xc + 16 * i, inv16[i], rb.data() + 16 * i, c), codes + (b0 + i) * 16);
   }
+  if constexpr (Stream) _mm_sfence();  // streaming stores are weakly ordered: drain them before the caller's join
 }
 
 // MX blocks: sixteen blocks' amaxes in one vector, their shared exponents (floor rule), scale codes
@@ -454,9 +478,15 @@ FP4SIM_AVX512 float nvfp4_block_maxima_avx512(const float* x, size_t n_blocks, u
 }
 
 void nvfp4_1x16_avx512(const float* x, size_t n_blocks, Nvfp4TensorScale ts, const QuantOptions& opt,
-                       uint64_t first_index, const uint32_t* bmax, uint8_t* codes, uint8_t* scales) {
-  if (opt.rounding == Rounding::Sr) nvfp4_1x16<true>(x, n_blocks, ts, opt, first_index, bmax, codes, scales);
-  else nvfp4_1x16<false>(x, n_blocks, ts, opt, first_index, bmax, codes, scales);
+                       uint64_t first_index, const uint32_t* bmax, uint8_t* codes, uint8_t* scales, bool stream) {
+  const bool sr = opt.rounding == Rounding::Sr;
+  if (stream) {
+    if (sr) nvfp4_1x16<true, true>(x, n_blocks, ts, opt, first_index, bmax, codes, scales);
+    else nvfp4_1x16<false, true>(x, n_blocks, ts, opt, first_index, bmax, codes, scales);
+  } else {
+    if (sr) nvfp4_1x16<true, false>(x, n_blocks, ts, opt, first_index, bmax, codes, scales);
+    else nvfp4_1x16<false, false>(x, n_blocks, ts, opt, first_index, bmax, codes, scales);
+  }
 }
 
 void mx_blocks_avx512(const BlockFormatInfo& fi, const float* x, size_t n_blocks, const QuantOptions& opt,
@@ -481,7 +511,7 @@ bool cpu_has_avx512() { return false; }
 float tensor_amax_avx512(const float*, size_t) { return 0.0f; }
 float nvfp4_block_maxima_avx512(const float*, size_t, uint32_t*) { return 0.0f; }
 void nvfp4_1x16_avx512(const float*, size_t, Nvfp4TensorScale, const QuantOptions&, uint64_t, const uint32_t*,
-                       uint8_t*, uint8_t*) {}
+                       uint8_t*, uint8_t*, bool) {}
 void mx_blocks_avx512(const BlockFormatInfo&, const float*, size_t, const QuantOptions&, uint8_t*, uint8_t*,
                       uint64_t) {}
 void quantize_hif4_avx512(const float*, size_t, const QuantOptions&, uint8_t*, uint32_t*, uint64_t) {}

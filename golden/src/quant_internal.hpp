@@ -131,9 +131,10 @@ const Hif4RecTable& hif4_recs();
 bool cpu_has_avx512();
 void mx_blocks_avx512(const BlockFormatInfo& fi, const float* x, size_t n_blocks, const QuantOptions& opt,
                       uint8_t* codes, uint8_t* scales, uint64_t first_index);
-// NVFP4 1x16, RNE or SR: bmax = the blocks' maxima from nvfp4_block_maxima_avx512 (or null).
+// NVFP4 1x16, RNE or SR: bmax = the blocks' maxima from nvfp4_block_maxima_avx512 (or null);
+// stream: write codes and scales with non-temporal stores (outputs larger than the caches).
 void nvfp4_1x16_avx512(const float* x, size_t n_blocks, Nvfp4TensorScale ts, const QuantOptions& opt,
-                       uint64_t first_index, const uint32_t* bmax, uint8_t* codes, uint8_t* scales);
+                       uint64_t first_index, const uint32_t* bmax, uint8_t* codes, uint8_t* scales, bool stream);
 // The NaN-ignoring (Inf-keeping) max |x| of n values: NVFP4's tensor amax.
 float tensor_amax_avx512(const float* x, size_t n);
 // The NaN-ignoring amax pattern of each 16-value block into out; returns their max.

@@ -42,8 +42,9 @@ inline void BM_memcpy(benchmark::State& st) {
 }
 
 // Collects items/s per benchmark (the median with --benchmark_repetitions, else the one run) and
-// prints the ratio table after the console output: rows named "*_mt" (and memcpy_mt itself)
-// against the all-core "memcpy_mt", the rest against the one-core "memcpy".
+// prints the ratio table after the console output: rows with a memcpy_items_per_second counter
+// against that paired baseline, other rows named "*_mt" (and memcpy_mt itself) against the
+// all-core "memcpy_mt", the rest against the one-core "memcpy".
 class RatioReporter : public benchmark::ConsoleReporter {
  public:
   explicit RatioReporter(const char* title) : title_(title) {}
@@ -55,7 +56,11 @@ class RatioReporter : public benchmark::ConsoleReporter {
       const bool median = r.run_type == Run::RT_Aggregate && r.aggregate_name == "median";
       if (r.run_type != Run::RT_Iteration && !median) continue;
       std::string name = r.run_name.function_name + (r.run_name.args.empty() ? "" : "/" + r.run_name.args);
-      if (median || !medians_.count(name)) rates_[name] = it->second;
+      if (median || !medians_.count(name)) {
+        rates_[name] = it->second;
+        auto paired = r.counters.find("memcpy_items_per_second");
+        if (paired != r.counters.end()) paired_[name] = paired->second;
+      }
       if (median) medians_.insert(name);
     }
   }
@@ -63,6 +68,11 @@ class RatioReporter : public benchmark::ConsoleReporter {
     ConsoleReporter::Finalize();
     std::printf("\n%-36s %14s %10s  %s\n", title_, "Melem/s", "vs memcpy", "baseline");
     for (const auto& [name, rate] : rates_) {
+      if (auto p = paired_.find(name); p != paired_.end() && p->second > 0) {  // a copy in every iteration
+        std::printf("%-36s %14.1f %9.1f%%  %s\n", name.c_str(), rate / 1e6, 100.0 * rate / p->second,
+                    "paired memcpy_mt");
+        continue;
+      }
       const bool mt = name.find("_mt") != std::string::npos;
       const char* base_name = mt ? "memcpy_mt" : "memcpy";
       auto m = rates_.find(base_name);
@@ -74,6 +84,7 @@ class RatioReporter : public benchmark::ConsoleReporter {
  private:
   const char* title_;
   std::map<std::string, double> rates_;
+  std::map<std::string, double> paired_;  // rows that time their own copy baseline (memcpy_items_per_second)
   std::set<std::string> medians_;
 };
 

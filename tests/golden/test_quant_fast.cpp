@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "fp4sim/format.hpp"
+#include "fp4sim/hadamard.hpp"
 #include "fp4sim/philox.hpp"
 #include "fp4sim/quant.hpp"
 
@@ -152,6 +153,51 @@ TEST(QuantFast, RneElementsEqualGenericEncode) {
   }
   EXPECT_EQ(bad, 0u);
   });
+}
+
+// The E2M1 table lookups (AVX2 e2m1_rne_32_avx2, AVX-512 store_e2m1_64) decide on cells of 2^21
+// FP32 patterns plus an exact-hit test: every cell below 8.0, each with its low 21 bits zero
+// (exactly on a cell start: the ties), one, half, and all ones, both signs, against encode().
+// Blocks led by 6.0 scale by exactly 1: MXFP4's shared exponent is 0 and NVFP4 without PTS has
+// S_enc = 1 and a block scale of 6 / 6 = 1; NVFP4 also gets NaN elements (its amax ignores them).
+TEST(QuantFast, E2m1EveryCellAndTie) {
+  std::vector<float> vals;
+  for (uint32_t cell = 0; cell < (0x41000000u >> 21); ++cell)
+    for (uint32_t low : {0u, 1u, 0x100000u, 0x1FFFFFu})
+      for (uint32_t sign : {0u, 0x80000000u}) vals.push_back(std::bit_cast<float>(sign | cell << 21 | low));
+  for (BlockFormat f : {BlockFormat::Mxfp4, BlockFormat::Nvfp4}) {
+    const size_t B = static_cast<size_t>(info(f).block);
+    std::vector<float> x;
+    auto push = [&](float v) {
+      if (x.size() % B == 0) x.push_back(6.0f);
+      x.push_back(v);
+    };
+    for (size_t i = 0; i < vals.size(); ++i) {
+      // NVFP4's block scale is RNE(amax / 6): values above 6 would change it; MXFP4's exponent holds below 8
+      if (f == BlockFormat::Nvfp4 && std::fabs(vals[i]) > 6.0f) continue;
+      push(vals[i]);
+      if (f == BlockFormat::Nvfp4 && i % 97 == 0) push(i % 2 ? NAN : -NAN);
+    }
+    while (x.size() % 256 != 0) push(0.5f);
+    QuantOptions o;
+    o.pts = false;
+    for (QuantSimd level : simd_levels()) {
+      Quantized q;
+      at_level(level, [&] { q = quantize(f, x, x.size() / 256, 256, o); });
+      size_t bad = 0;
+      for (size_t i = 0; i < x.size(); ++i) {
+        ASSERT_EQ(q.scales[i / B], f == BlockFormat::Mxfp4 ? 127 : 0x38) << "block " << i / B << " does not scale by 1";
+        const uint32_t want = std::isnan(x[i]) ? 7u
+                                               : encode(kE2M1, std::fabs(x[i]), Rounding::Rne, true) |
+                                                     (x[i] < 0.0f ? kE2M1.sign_bit() : 0u);
+        if (q.codes[i] != want && ++bad <= 10) {
+          ADD_FAILURE() << info(f).name << " " << simd_name(level) << " x=0x" << std::hex
+                        << std::bit_cast<uint32_t>(x[i]) << " code 0x" << int(q.codes[i]) << " want 0x" << want;
+        }
+      }
+      EXPECT_EQ(bad, 0u) << info(f).name << " " << simd_name(level);
+    }
+  }
 }
 
 // Inputs that reach every part of the element encoders: random mixes (grid points, neighbours of
@@ -381,6 +427,32 @@ TEST(QuantFast, Nvfp4LargeTensorRecomputesBlockMaxima) {
       at_level(level, [&] { fast = quantize(BlockFormat::Nvfp4, x, rows, cols, o); });
       at_level(QuantSimd::Portable, [&] { portable = quantize(BlockFormat::Nvfp4, x, rows, cols, o); });
       EXPECT_TRUE(same_quantized(fast, portable)) << describe(BlockFormat::Nvfp4, o) << " " << simd_name(level);
+    }
+  }
+}
+
+// NVFP4 + RHT beyond the caches (streaming stores, no kept block maxima) equals quantizing the
+// whole transformed tensor without the RHT (TE takes the amax after the RHT; the SR counter is the
+// flat index either way), at every level.
+TEST(QuantFast, Nvfp4LargeTensorRhtEqualsPreRotated) {
+  const size_t rows = 2320, cols = 4096;  // 38 MB of float32
+  const std::vector<float> x = encoder_inputs(rows * cols, 909);
+  std::vector<float> rotated(x.size());
+  rht_apply_to(x, rotated, cols, 16, rht_signs(16, false, 0));
+  for (Rounding r : {Rounding::Rne, Rounding::Sr}) {
+    QuantOptions o;
+    o.rounding = r;
+    o.seed = 5;
+    o.threads = 0;
+    QuantOptions plain = o;
+    o.rht = 16;
+    for (QuantSimd level : simd_levels()) {
+      Quantized with_rht, pre_rotated;
+      at_level(level, [&] {
+        with_rht = quantize(BlockFormat::Nvfp4, x, rows, cols, o);
+        pre_rotated = quantize(BlockFormat::Nvfp4, rotated, rows, cols, plain);
+      });
+      EXPECT_TRUE(same_quantized(with_rht, pre_rotated)) << describe(BlockFormat::Nvfp4, o) << " " << simd_name(level);
     }
   }
 }
