@@ -13,6 +13,7 @@
 #include "bench_ratio.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -103,22 +104,21 @@ void scrub_caches() {
   benchmark::DoNotOptimize(acc);
 }
 
-// Each iteration copies the tensor (copy_mt) and quantizes it, timed apart, each followed by
-// scrub_caches(): the row's time is the quantizer's, and its counter memcpy_items_per_second the
-// copies' rate over the same iterations, the baseline the ratio table uses. On a VM whose memory
-// speed drifts by tens of percent within seconds, pairing each quantization with a copy keeps the
-// ratio steady where two separate rows would not; the scrub keeps one region from paying the
-// other's write-backs (a quantizer whose ordinary stores leave up to L2 + L3 of dirty lines gets
-// that much write-back untimed; memcpy and the large NVFP4 outputs use streaming stores and
-// leave none). One untimed call first: its page faults on fresh output memory are not what a
-// caller that reuses q (the CLI's repeated tensors, training steps) pays.
-void BM_quantize_mt(benchmark::State& st, fp4sim::BlockFormat f, fp4sim::QuantOptions opt) {
+// Each iteration copies the tensor (copy_mt) and runs the row's work on it, timed apart, each
+// followed by scrub_caches(): the row's time is the work's, and its counter
+// memcpy_items_per_second the copies' rate over the same iterations, the baseline the ratio table
+// uses. On a VM whose memory speed drifts by tens of percent within seconds, pairing each run with
+// a copy keeps the ratio steady where two separate rows would not; the scrub keeps one region from
+// paying the other's write-backs (work whose ordinary stores leave up to L2 + L3 of dirty lines
+// gets that much write-back untimed; memcpy and the large NVFP4 outputs use streaming stores and
+// leave none). One untimed run first: its page faults on fresh output memory are not what a caller
+// that reuses q (the CLI's repeated tensors, training steps) pays.
+template <typename F>
+void paired_mt(benchmark::State& st, F&& work) {
   using clock = std::chrono::steady_clock;
   const auto& x = big_input();
   std::vector<float> y(x.size());
-  opt.threads = 0;  // all cores
-  fp4sim::Quantized q;
-  fp4sim::quantize(f, x, kBigRows, kBigCols, opt, q);
+  work();
   double t_copy = 0.0;
   for (auto _ : st) {
     scrub_caches();
@@ -127,9 +127,7 @@ void BM_quantize_mt(benchmark::State& st, fp4sim::BlockFormat f, fp4sim::QuantOp
     const auto t1 = clock::now();
     scrub_caches();
     const auto t2 = clock::now();
-    fp4sim::quantize(f, x, kBigRows, kBigCols, opt, q);
-    benchmark::DoNotOptimize(q.codes.data());
-    benchmark::ClobberMemory();
+    work();
     const auto t3 = clock::now();
     t_copy += std::chrono::duration<double>(t1 - t0).count();
     st.SetIterationTime(std::chrono::duration<double>(t3 - t2).count());
@@ -137,6 +135,39 @@ void BM_quantize_mt(benchmark::State& st, fp4sim::BlockFormat f, fp4sim::QuantOp
   const double items = static_cast<double>(st.iterations()) * static_cast<double>(x.size());
   st.SetItemsProcessed(static_cast<int64_t>(items));
   st.counters["memcpy_items_per_second"] = t_copy > 0 ? items / t_copy : 0.0;
+}
+
+void BM_quantize_mt(benchmark::State& st, fp4sim::BlockFormat f, fp4sim::QuantOptions opt) {
+  opt.threads = 0;  // all cores
+  fp4sim::Quantized q;
+  paired_mt(st, [&] {
+    fp4sim::quantize(f, big_input(), kBigRows, kBigCols, opt, q);
+    benchmark::DoNotOptimize(q.codes.data());
+    benchmark::ClobberMemory();
+  });
+}
+
+// Reading the tensor once on all cores (an OR of the bit patterns, which vectorizes), paired like
+// the quantizers: what reads alone cost against a copy, for the traffic model of
+// docs/performance.md (NVFP4 reads its input twice, MX and HiF4 once).
+void BM_read_mt(benchmark::State& st) {
+  const auto& x = big_input();
+  paired_mt(st, [&] {
+    const unsigned nt = all_cores();
+    const size_t per = (x.size() + nt - 1) / nt;
+    std::vector<uint32_t> acc(nt, 0);
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < nt; ++t) {
+      const size_t a = std::min(x.size(), t * per), b = std::min(x.size(), a + per);
+      pool.emplace_back([&, a, b, t] {
+        uint32_t m = 0;
+        for (size_t i = a; i < b; ++i) m |= std::bit_cast<uint32_t>(x[i]);
+        acc[t] = m;
+      });
+    }
+    for (auto& th : pool) th.join();
+    benchmark::DoNotOptimize(acc.data());
+  });
 }
 
 fp4sim::QuantOptions with(fp4sim::Rounding r, bool two_d = false, int rht = 0) {
@@ -199,6 +230,7 @@ BENCHMARK_CAPTURE(BM_quantize_mt, nvfp4_rne_mt, BlockFormat::Nvfp4, with(Roundin
 BENCHMARK_CAPTURE(BM_quantize_mt, mxfp4_rne_mt, BlockFormat::Mxfp4, with(Rounding::Rne))->UseManualTime();
 BENCHMARK_CAPTURE(BM_quantize_mt, hif4_rne_mt, BlockFormat::Hif4, with(Rounding::Rne))->UseManualTime();
 BENCHMARK_CAPTURE(BM_quantize_mt, nvfp4_sr_rht16_mt, BlockFormat::Nvfp4, with(Rounding::Sr, false, 16))->UseManualTime();
+BENCHMARK(BM_read_mt)->Name("read_mt")->UseManualTime();
 
 
 }  // namespace
