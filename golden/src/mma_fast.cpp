@@ -67,6 +67,8 @@ inline int exp_of_bits(uint32_t u) {
 
 bool special(const Dy& d) { return d.cls != kClassFinite; }
 
+FP4SIM_AVX2 inline __m256i ld(const int32_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+
 // ---- int8 dot products -------------------------------------------------------------------------
 // Operands are int8 with |a| * |b| <= 16383, so maddubs' int16 pair sums never saturate.
 
@@ -96,9 +98,25 @@ FP4SIM_AVX2 void sums16(const int8_t* a, const int8_t* b, size_t K, int32_t* out
   }
 }
 
-// out[g] = sum over the 64-element group g (K a multiple of 64).
+// out[g] = sum over the 64-element group g (K a multiple of 64). Four groups at a time share one
+// horizontal-add tree.
 FP4SIM_AVX2 void sums64(const int8_t* a, const int8_t* b, size_t K, int32_t* out) {
-  for (size_t k = 0; k < K; k += 64) {
+  size_t k = 0;
+  for (; k + 256 <= K; k += 256) {
+    __m256i s[4];
+    for (int g = 0; g < 4; ++g) {
+      const size_t o = k + 64 * static_cast<size_t>(g);
+      s[g] = _mm256_add_epi32(madd_i8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + o)),
+                                      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + o))),
+                              madd_i8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + o + 32)),
+                                      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + o + 32))));
+    }
+    // [s0 s0 s1 s1 | s0 s0 s1 s1] and the same for s2, s3; then [s0 s1 s2 s3 | s0 s1 s2 s3] halves.
+    const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(s[0], s[1]), _mm256_hadd_epi32(s[2], s[3]));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + k / 64),
+                     _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1)));
+  }
+  for (; k < K; k += 64) {
     const __m256i x = madd_i8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + k)),
                               _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + k)));
     const __m256i y = madd_i8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + k + 32)),
@@ -178,6 +196,61 @@ FP4SIM_AVX2 void grouped_terms(const int8_t* qa, const int8_t* qb, const double*
   }
 }
 
+// One instruction step of four outputs at once (lanes u = 0..3): what the scalar loop of
+// gemm_bw_grouped does per output. acc, its four group terms and C on the alignment grid are
+// integers below 2^53 (see the top of the file), so truncation by vroundpd toward zero and double
+// adds are exact, as the int64 casts and adds are. rz_fp32 of the normal results from the double's
+// bits; a lane that leaves FP32's normal range takes rz_fp32 itself. A lane whose C is already
+// infinite keeps it, as bw_grouped_step does, without a test: acc is then that infinity (the
+// terms are finite), which rz_fp32 returns.
+// term: lane u's four group terms at term + u * stride; gmax: lane u's group exponent max at
+// gmax[u * gstride].
+FP4SIM_AVX2 inline __m128i bw_grouped_step4(__m128i cb, const double* term, size_t stride, const int* gmax,
+                                            size_t gstride, int frac_bits) {
+  const __m128i ef = _mm_and_si128(_mm_srli_epi32(cb, 23), _mm_set1_epi32(0xFF));
+  const __m128i e = _mm_sub_epi32(_mm_max_epi32(ef, _mm_set1_epi32(1)), _mm_set1_epi32(127));  // exp_of_bits
+  const __m128i g = _mm_setr_epi32(gmax[0], gmax[gstride], gmax[2 * gstride], gmax[3 * gstride]);
+  const __m128i lsb = _mm_sub_epi32(_mm_max_epi32(e, g), _mm_set1_epi32(frac_bits));
+  const __m256i bias = _mm256_set1_epi64x(1023);
+  const __m256i l64 = _mm256_cvtepi32_epi64(lsb);
+  const __m256d pw = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_sub_epi64(bias, l64), 52));   // 2^-lsb
+  const __m256d plsb = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_add_epi64(bias, l64), 52));  // 2^lsb
+  constexpr int kRz = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
+  __m256d acc = _mm256_round_pd(_mm256_mul_pd(_mm256_cvtps_pd(_mm_castsi128_ps(cb)), pw), kRz);
+  // Transpose the four lanes' [g0 g1 g2 g3] into one vector per group.
+  const __m256d r0 = _mm256_loadu_pd(term), r1 = _mm256_loadu_pd(term + stride);
+  const __m256d r2 = _mm256_loadu_pd(term + 2 * stride), r3 = _mm256_loadu_pd(term + 3 * stride);
+  const __m256d t0 = _mm256_unpacklo_pd(r0, r1), t1 = _mm256_unpackhi_pd(r0, r1);
+  const __m256d t2 = _mm256_unpacklo_pd(r2, r3), t3 = _mm256_unpackhi_pd(r2, r3);
+  const __m256d gv[4] = {_mm256_permute2f128_pd(t0, t2, 0x20), _mm256_permute2f128_pd(t1, t3, 0x20),
+                         _mm256_permute2f128_pd(t0, t2, 0x31), _mm256_permute2f128_pd(t1, t3, 0x31)};
+  for (const __m256d& v : gv) acc = _mm256_add_pd(acc, _mm256_round_pd(_mm256_mul_pd(v, pw), kRz));
+  const __m256d y = _mm256_mul_pd(acc, plsb);  // exact: acc * 2^lsb
+  const __m256i b = _mm256_castpd_si256(y);
+  const __m256i ed = _mm256_and_si256(_mm256_srli_epi64(b, 52), _mm256_set1_epi64x(0x7FF));
+  // FP32 normal range: 1023 - 126 <= ed <= 1023 + 127.
+  const __m256i out_of_range = _mm256_or_si256(_mm256_cmpgt_epi64(_mm256_set1_epi64x(897), ed),
+                                               _mm256_cmpgt_epi64(ed, _mm256_set1_epi64x(1150)));
+  __m256i r = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi64(b, 29), _mm256_set1_epi64x(0x7FFFFF)),
+                              _mm256_slli_epi64(_mm256_sub_epi64(ed, _mm256_set1_epi64x(896)), 23));
+  r = _mm256_or_si256(r, _mm256_and_si256(_mm256_srli_epi64(b, 32), _mm256_set1_epi64x(0x80000000LL)));
+  const __m256i low_dwords = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+  const __m256d zero = _mm256_cmp_pd(acc, _mm256_setzero_pd(), _CMP_EQ_OQ);  // acc == 0 gives +0
+  __m128i out = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(r, low_dwords));
+  out = _mm_andnot_si128(_mm256_castsi256_si128(_mm256_permutevar8x32_epi32(_mm256_castpd_si256(zero), low_dwords)), out);
+  const int odd = _mm256_movemask_pd(_mm256_castsi256_pd(out_of_range)) & ~_mm256_movemask_pd(zero);
+  if (odd != 0) [[unlikely]] {
+    alignas(32) double yv[4];
+    alignas(16) uint32_t ov[4];
+    _mm256_store_pd(yv, y);
+    _mm_store_si128(reinterpret_cast<__m128i*>(ov), out);
+    for (int u = 0; u < 4; ++u)
+      if ((odd >> u) & 1) ov[u] = rz_fp32(yv[u]);
+    out = _mm_load_si128(reinterpret_cast<const __m128i*>(ov));
+  }
+  return out;
+}
+
 FP4SIM_AVX2 bool gemm_bw_grouped(const Ctx& c, size_t M, size_t N, size_t K, const uint8_t* a,
                                  const uint32_t* sa, const uint8_t* b, const uint32_t* sb,
                                  const float* cm, float alpha, unsigned threads, float* d) {
@@ -235,6 +308,14 @@ FP4SIM_AVX2 bool gemm_bw_grouped(const Ctx& c, size_t M, size_t N, size_t K, con
           grouped_terms(qa.data() + i * K, qb.data() + j * K, fa.data() + i * ngk, fb.data() + j * ngk,
                         ga.data() + i * ngk, gb.data() + j * ngk, ninstr, term.data() + u * ngk,
                         gmax.data() + u * ninstr);
+        }
+        if (nl == kL && live[0] && live[1] && live[2] && live[3]) {
+          __m128i cv = _mm_loadu_si128(reinterpret_cast<const __m128i*>(cb.data()));
+          for (size_t t = 0; t < ninstr; ++t)
+            cv = bw_grouped_step4(cv, term.data() + t * ng, ngk, gmax.data() + t, ninstr, c.frac_bits);
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(cb.data()), cv);
+          for (size_t u = 0; u < kL; ++u) d[i * N + j0 + u] = epilogue(cb[u], alpha);
+          continue;
         }
         for (size_t t = 0; t < ninstr; ++t) {
           for (size_t u = 0; u < nl; ++u) {
@@ -323,11 +404,12 @@ FP4SIM_AVX2 inline int64_t trunc_sum32(const float* pa, const float* pb, int pe)
     const __m256 p = _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(pa + k), _mm256_loadu_ps(pb + k)), vpw);
     acc = _mm256_add_epi32(acc, _mm256_cvttps_epi32(p));
   }
-  alignas(32) int32_t l[8];
-  _mm256_store_si256(reinterpret_cast<__m256i*>(l), acc);
-  int64_t s = 0;
-  for (int32_t x : l) s += x;
-  return s;
+  // Eight lanes below 2^29 each: their total may pass 2^31, so it is taken in int64 lanes.
+  const __m256i w = _mm256_add_epi64(_mm256_cvtepi32_epi64(_mm256_castsi256_si128(acc)),
+                                     _mm256_cvtepi32_epi64(_mm256_extracti128_si256(acc, 1)));
+  __m128i v = _mm_add_epi64(_mm256_castsi256_si128(w), _mm256_extracti128_si256(w, 1));
+  v = _mm_add_epi64(v, _mm_unpackhi_epi64(v, v));
+  return _mm_cvtsi128_si64(v);
 }
 
 // The kind-config shape bw_fused_step reads.
@@ -343,15 +425,14 @@ FP4SIM_AVX2 bool gemm_bw_fused(const Ctx& c, size_t M, size_t N, size_t K, const
   const FusedOperand ob = prep_fused(c, *c.dy_b, c.mask_b, c.mb_b, b, sb, N, K);
   const size_t ninstr = K / 32;
   const StepCfg sc{c.k, c.group, c.block, c.frac_bits, c.mb_a, c.mb_b, c.mb_s};
-  // Where C's exponent does not exceed the products' (the common case), the grid lsb and the
-  // truncated product sum of an instruction do not depend on C: they are computed for every
-  // instruction first (independent, vectorized), leaving the C chain a few scalar operations.
-  // Four outputs of a row at a time, as in the grouped kinds.
+  // The products' grid lsb of every instruction does not depend on C: it is computed first
+  // (independent, vectorized). The truncated product sum is taken once per instruction on the
+  // grid the chain settles (the products' or, once the accumulator outgrows them, which is most
+  // of a long K, C's). Four outputs of a row at a time, as in the grouped kinds.
   constexpr size_t kL = 4;
   for_rows(M, threads, [&](size_t r0, size_t r1) FP4SIM_AVX2 {
     std::array<Dy, 32> da{}, db{};
-    std::vector<int64_t> tsum(kL * ninstr);  // sum of trunc(products) on the grid lsb0
-    std::vector<int> lsb0(kL * ninstr);      // es + max(eA + eB) - frac_bits
+    std::vector<int> lsb0(kL * ninstr);  // es + max(eA + eB) - frac_bits
     for (size_t i = r0; i < r1; ++i) {
       for (size_t j0 = 0; j0 < N; j0 += kL) {
         const size_t nl = std::min(kL, N - j0);
@@ -362,9 +443,7 @@ FP4SIM_AVX2 bool gemm_bw_fused(const Ctx& c, size_t M, size_t N, size_t K, const
           for (size_t t = 0; t < ninstr; ++t) {
             const size_t k0 = t * 32;
             const int es = oa.sc[i * ninstr + t].e + ob.sc[j * ninstr + t].e;
-            const int l0 = es + max_esum32(oa.e.data() + i * K + k0, ob.e.data() + j * K + k0) - c.frac_bits;
-            lsb0[u * ninstr + t] = l0;
-            tsum[u * ninstr + t] = trunc_sum32(oa.v.data() + i * K + k0, ob.v.data() + j * K + k0, es - l0);
+            lsb0[u * ninstr + t] = es + max_esum32(oa.e.data() + i * K + k0, ob.e.data() + j * K + k0) - c.frac_bits;
           }
         }
         for (size_t t = 0; t < ninstr; ++t) {
@@ -380,16 +459,9 @@ FP4SIM_AVX2 bool gemm_bw_fused(const Ctx& c, size_t M, size_t N, size_t K, const
               cb[u] = bw_fused_step(sc, da.data(), db.data(), oa.sc[i * ninstr + t], ob.sc[j * ninstr + t], cb[u]);
               continue;
             }
-            const int ec = exp_of_bits(cb[u]);
-            int lsb = lsb0[u * ninstr + t];
-            int64_t acc;
-            if (ec - c.frac_bits <= lsb) {
-              acc = tsum[u * ninstr + t];
-            } else {  // C sets the grid: truncate the products again on it
-              lsb = ec - c.frac_bits;
-              const int es = oa.sc[i * ninstr + t].e + ob.sc[j * ninstr + t].e;
-              acc = trunc_sum32(oa.v.data() + i * K + k0, ob.v.data() + j * K + k0, es - lsb);
-            }
+            const int lsb = std::max(lsb0[u * ninstr + t], exp_of_bits(cb[u]) - c.frac_bits);  // C may set the grid
+            const int es = oa.sc[i * ninstr + t].e + ob.sc[j * ninstr + t].e;
+            int64_t acc = trunc_sum32(oa.v.data() + i * K + k0, ob.v.data() + j * K + k0, es - lsb);
             acc += static_cast<int64_t>(static_cast<double>(std::bit_cast<float>(cb[u])) * pow2d(-lsb));
             cb[u] = acc == 0 ? 0u : rz_fp32(static_cast<double>(acc) * pow2d(lsb));
           }
@@ -415,8 +487,21 @@ FP4SIM_AVX2 bool gemm_ascend(const Ctx& c, size_t M, size_t N, size_t K, const u
     for (size_t k = 0; k < K; ++k) qb[r * K + k] = hif4_q(b[r * K + k] & c.mask_b, sb[r * ng + k / 64], k);
   const Scales xa = prep_scales(c, sa, M, ng), xb = prep_scales(c, sb, N, ng);
   if (mostly_special(xa.row_bad, xb.row_bad)) return false;
+  // Scale significands and exponents as int32 rows, for eight groups per vector.
+  auto split = [](const Scales& x, std::vector<int32_t>& m, std::vector<int32_t>& e) {
+    m.resize(x.dy.size());
+    e.resize(x.dy.size());
+    for (size_t q = 0; q < x.dy.size(); ++q) {
+      m[q] = x.dy[q].m;
+      e[q] = x.dy[q].e;
+    }
+  };
+  std::vector<int32_t> ma, mb, ea32, eb32;
+  split(xa, ma, ea32);
+  split(xb, mb, eb32);
   for_rows(M, threads, [&](size_t r0, size_t r1) FP4SIM_AVX2 {
     std::vector<int32_t> s(ng);
+    std::vector<float> terms(ng);
     for (size_t i = r0; i < r1; ++i) {
       const Dy* ea = xa.dy.data() + i * ng;
       for (size_t j = 0; j < N; ++j) {
@@ -428,7 +513,23 @@ FP4SIM_AVX2 bool gemm_ascend(const Ctx& c, size_t M, size_t N, size_t K, const u
         const Dy* eb = xb.dy.data() + j * ng;
         sums64(qa.data() + i * K, qb.data() + j * K, K, s.data());
         float acc = std::bit_cast<float>(cb);
-        for (size_t g = 0; g < ng; ++g) {
+        // Eight group terms per vector where every 2^e is an FP32 normal: P = s * mA * mB is below
+        // 2^22 (so int32 products and the conversion are exact) and P * 2^e is one exact multiply,
+        // as in the scalar loop below; the adds stay in group order, one RN each.
+        size_t g0 = 0;
+        for (; g0 + 8 <= ng; g0 += 8) {
+          const __m256i e = _mm256_sub_epi32(_mm256_add_epi32(ld(ea32.data() + i * ng + g0), ld(eb32.data() + j * ng + g0)),
+                                             _mm256_set1_epi32(8));
+          const __m256i outside = _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(-126), e),
+                                                  _mm256_cmpgt_epi32(e, _mm256_set1_epi32(127)));
+          if (!_mm256_testz_si256(outside, outside)) break;  // the scalar loop takes the rest
+          const __m256i p = _mm256_mullo_epi32(_mm256_mullo_epi32(ld(s.data() + g0), ld(ma.data() + i * ng + g0)),
+                                               ld(mb.data() + j * ng + g0));
+          const __m256 pw = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(e, _mm256_set1_epi32(127)), 23));
+          _mm256_storeu_ps(terms.data() + g0, _mm256_mul_ps(_mm256_cvtepi32_ps(p), pw));
+          for (size_t g = g0; g < g0 + 8; ++g) acc = acc + terms[g];
+        }
+        for (size_t g = g0; g < ng; ++g) {
           // P * 2^e is an FP32 normal (P < 2^22, e >= -104): the product with 2^e is exact.
           const int64_t p = static_cast<int64_t>(s[g]) * ea[g].m * eb[g].m;
           const int e = ea[g].e + eb[g].e - 8;
