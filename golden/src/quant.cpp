@@ -108,19 +108,36 @@ __attribute__((target("avx2"), always_inline)) inline void e2m1_rne_16_avx2_inl(
 }
 #undef FP4SIM_SET1
 
-// 32 E2M1 codes (two 16-value blocks: x[0..15] * inv0, x[16..31] * inv1), RNE with satfinite, by
-// table lookup on bytes: the AVX2 form of quant_avx512.cpp's store_e2m1_64, a third fewer vector
-// operations than two e2m1_rne_16_avx2_inl. Every threshold of e2m1_rne_mag is a multiple of 2^21,
-// so its count is constant on cells of 2^21 patterns; r = (pattern >> 21) - 499 saturated to
-// [0, 255] puts 0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5 at r = 1, 7, 10, 12, 14, 16, 18. The count is
-// kE2m1Lo[min(r, 15)] + kE2m1Hi[min(r -sat 15, 15)] (two 16-entry vpshufb tables, one per side of
-// r = 15); bit 7 of an entry marks a cell that starts on a ">" threshold, where a pattern with zero
-// low 21 bits (exactly on it: the tie goes down to the even code) counts one less. The three byte
-// vectors (cell, exact hit, sign) are packed alike and put in order by one dword permute.
 // Four vectors of 32-bit lane masks (0 / -1) as 32 byte masks, in the packs' lane order.
 __attribute__((target("avx2"), always_inline)) inline __m256i pack_masks_32(const __m256i* m) {
   return _mm256_packs_epi16(_mm256_packs_epi32(m[0], m[1]), _mm256_packs_epi32(m[2], m[3]));
 }
+
+// kE2m1Cells (quant_internal.hpp) as two 16-entry vpshufb tables for e2m1_rne_32_avx2, indexed by
+// r = (pattern >> 21) - 499 saturated (cell r + 3; cells 0..3 count 0): lo[min(r, 15)] is the count
+// up to cell 18, hi[min(r -sat 15, 15)] what cells 19 and up add. Bit 7 of an entry is the cell's
+// tie flag (at most one of the two entries has it).
+struct E2m1Shuf {
+  alignas(32) int8_t lo[32]{}, hi[32]{};
+  constexpr E2m1Shuf() {
+    auto entry = [](int count, int tie) { return static_cast<int8_t>(static_cast<uint8_t>(count | tie << 7)); };
+    for (int k = 0; k < 16; ++k) {
+      const int cl = k + 3, ch = std::min(k + 18, 63);
+      lo[k] = lo[k + 16] = entry(kE2m1Cells.count[cl], kE2m1Cells.tie[cl]);
+      hi[k] = hi[k + 16] = k == 0 ? 0 : entry(kE2m1Cells.count[ch] - kE2m1Cells.count[18], kE2m1Cells.tie[ch]);
+    }
+  }
+};
+inline constexpr E2m1Shuf kE2m1Shuf;
+// r saturates at both ends: cells up to 3 hold no threshold, cells from 33 (r >= 30) all of them.
+static_assert(kE2m1Cells.count[3] == 0 && kE2m1Cells.count[33] == 7);
+
+// 32 E2M1 codes (two 16-value blocks: x[0..15] * inv0, x[16..31] * inv1), RNE with satfinite, by
+// the table lookup of kE2m1Cells on bytes (the AVX2 form of quant_avx512.cpp's store_e2m1_64, a
+// third fewer vector operations than two e2m1_rne_16_avx2_inl): the count from kE2m1Shuf, one
+// less where the entry has the tie flag and the pattern's low 21 bits are zero (exactly on a ">"
+// threshold). The cell, exact-hit and sign vectors are packed to bytes alike and put in order by
+// one dword permute.
 template <bool Stream = false>
 __attribute__((target("avx2"), always_inline)) inline void e2m1_rne_32_avx2(const float* x, float inv0, float inv1,
                                                                             uint8_t* out) {
@@ -137,11 +154,8 @@ __attribute__((target("avx2"), always_inline)) inline void e2m1_rne_32_avx2(cons
   const __m256i r = _mm256_packus_epi16(_mm256_subs_epu16(_mm256_packs_epi32(cell[0], cell[1]), base),
                                         _mm256_subs_epu16(_mm256_packs_epi32(cell[2], cell[3]), base));
   const __m256i fifteen = _mm256_set1_epi8(15);
-  // Count (bit 7: tie cell); r in 0..15 on the low table, r > 15 adds the high one's 1 or 2.
-  const __m256i lo = _mm256_setr_epi8(0, -127, 1, 1, 1, 1, 1, 2, 2, 2, -125, 3, 4, 4, -123, 5,  //
-                                      0, -127, 1, 1, 1, 1, 1, 2, 2, 2, -125, 3, 4, 4, -123, 5);
-  const __m256i hi = _mm256_setr_epi8(0, 1, 1, -126, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,  //
-                                      0, 1, 1, -126, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2);
+  const __m256i lo = _mm256_load_si256(reinterpret_cast<const __m256i*>(kE2m1Shuf.lo));
+  const __m256i hi = _mm256_load_si256(reinterpret_cast<const __m256i*>(kE2m1Shuf.hi));
   const __m256i s = _mm256_add_epi8(_mm256_shuffle_epi8(lo, _mm256_min_epu8(r, fifteen)),
                                     _mm256_shuffle_epi8(hi, _mm256_min_epu8(_mm256_subs_epu8(r, fifteen), fifteen)));
   const __m256i tie = _mm256_and_si256(_mm256_cmpgt_epi8(_mm256_setzero_si256(), s), pack_masks_32(exact));  // -1: one less

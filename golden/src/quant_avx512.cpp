@@ -117,31 +117,8 @@ FP4SIM_AVX512_INLINE void store_64(uint8_t* out, __m512i v) {
   }
 }
 
-// E2M1 RNE codes by table lookup, 64 at a time (four NVFP4 blocks). The code is the count of the
-// seven thresholds e2m1_rne_mag (quant.cpp) compares |v|'s FP32 pattern with, and every threshold
-// has at most two mantissa bits, i.e. is a multiple of 2^21: "pattern >= t" is constant on each
-// cell of 2^21 patterns. Cell c = (pattern >> 21) - 496 (cell 4 starts at 0.25, cell 24 at 8), 0
-// below, 63 above (Inf, NaN and large values: 7). kE2m1Count[c] = thresholds starting at or below
-// cell c; a pattern exactly on a ">" threshold (0.25, 1.25, 2.5, 5: the tie goes to the lower,
-// even code) gives one back: kE2m1Tie[c] where the cell starts with one and the pattern's low 21
-// bits are zero.
-struct E2m1Cells {
-  alignas(64) uint8_t count[64]{}, tie[64]{};
-  constexpr E2m1Cells() {
-    struct Threshold {
-      float t;
-      bool strict;  // ">": a tie rounds down to the even code
-    };
-    constexpr Threshold kThresholds[] = {{0.25f, true}, {0.75f, false}, {1.25f, true}, {1.75f, false},
-                                         {2.5f, true},  {3.5f, false},  {5.0f, true}};
-    for (const Threshold& th : kThresholds) {
-      const uint32_t c = (std::bit_cast<uint32_t>(th.t) >> 21) - 496;
-      for (uint32_t k = c; k < 64; ++k) ++count[k];
-      if (th.strict) tie[c] = 1;
-    }
-  }
-};
-inline constexpr E2m1Cells kE2m1Cells;
+// E2M1 RNE codes by table lookup, 64 at a time (four NVFP4 blocks), on kE2m1Cells
+// (quant_internal.hpp): two vpermb lookups on the cell index.
 
 // 64 E2M1 codes of x[0..63] * inv[k] (block k = x[16k..16k+15]), RNE with satfinite, signed.
 template <bool Stream>
