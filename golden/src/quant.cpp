@@ -654,6 +654,7 @@ __attribute__((target("avx2"), always_inline)) inline uint32_t block_max_1(const
 }
 
 // 16 NVFP4 element codes of x * inv: RNE (e2m1_rne_16) or SR with the block's 16 bytes rb.
+// Stream (streaming stores) applies to SR; streamed RNE blocks go in pairs to e2m1_rne_32_avx2.
 template <bool SR, bool Stream = false>
 __attribute__((target("avx2"), always_inline)) inline void nvfp4_elems_16(const float* xb, float inv, const uint8_t* rb,
                                                                           const SmallFmtConst& c, uint8_t* out) {
@@ -1175,7 +1176,10 @@ void quantize(BlockFormat f, std::span<const float> x_in, size_t rows, size_t co
   // buffer in q's workspace, kept for the next call (page faults on fresh memory cost more than the
   // transform itself; huge pages where the OS has them make a first call cheaper). Transforming
   // each chunk again in the second pass instead costs more, even beyond the caches (measured in
-  // docs/performance.md). kCachedBytes: inputs up to this size are read again from cache.
+  // docs/performance.md).
+  //
+  // Inputs up to kCachedBytes are read again from cache by NVFP4's second pass; beyond, both
+  // passes stream from memory (which decides NVFP4's block maxima and streaming stores below).
   constexpr size_t kCachedBytes = size_t{32} << 20;
   const bool in_cache = rows * cols * sizeof(float) <= kCachedBytes;
   std::vector<int8_t> signs;
