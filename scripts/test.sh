@@ -21,8 +21,10 @@ ctest --test-dir build --output-on-failure -j "$JOBS"
 bash scripts/package_check.sh build
 
 
+# -g1 (line tables): stack traces keep file:line, and this build compiles in about two thirds of the
+# time it takes with -g.
 cmake -S . -B build-asan "${GEN[@]}" -DCMAKE_BUILD_TYPE=Debug -DFP4SIM_SANITIZE=ON -DFP4SIM_GOLDEN_ONLY=ON \
-  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g"
+  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1"
 cmake --build build-asan -j "$JOBS"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j "$JOBS"
