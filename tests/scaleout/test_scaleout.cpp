@@ -27,6 +27,7 @@
 #include "fp4sim/linear.hpp"
 #include "fp4sim/mma.hpp"
 #include "fp4sim/synth.hpp"
+#include "../sim/cli_harness.hpp"
 
 #ifndef FP4SIM_CLI
 #error "FP4SIM_CLI (path of the fp4sim binary) must be defined by the build"
@@ -35,50 +36,12 @@
 namespace fs = std::filesystem;
 using namespace fp4sim;
 using Json = nlohmann::json;
+using fp4sim::test::Dir;
+using fp4sim::test::expect_failure;
+using fp4sim::test::Result;
+using fp4sim::test::slurp;
 
 namespace {
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
-
-struct Result {
-  int code = -1;
-  std::string out, err;
-  size_t err_lines() const { return static_cast<size_t>(std::count(err.begin(), err.end(), '\n')); }
-};
-
-// A scratch directory; run() executes `[ENV] fp4sim ARGS` inside it through the shell. A process
-// killed by a signal reports 128 + the signal, as a shell does.
-class Dir {
- public:
-  Dir() {
-    static std::atomic<int> n{0};
-    root_ = fs::temp_directory_path() / ("fp4sim_scaleout_" + std::to_string(::getpid()) + "_" + std::to_string(n++));
-    fs::remove_all(root_);
-    fs::create_directories(root_ / "w");
-  }
-  ~Dir() {
-    std::error_code ec;
-    fs::remove_all(root_, ec);
-  }
-  fs::path operator/(const std::string& name) const { return root_ / "w" / name; }
-  Result run(const std::string& args, const std::string& env = "") const {
-    const fs::path o = root_ / "stdout", e = root_ / "stderr";
-    const std::string cmd = "cd '" + (root_ / "w").string() + "' && " + (env.empty() ? "" : "env " + env + " ") +
-                            "'" FP4SIM_CLI "' " + args + " >'" + o.string() + "' 2>'" + e.string() + "'";
-    const int st = std::system(cmd.c_str());
-    Result r;
-    r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    r.out = slurp(o);
-    r.err = slurp(e);
-    return r;
-  }
-
- private:
-  fs::path root_;
-};
 
 // Every file under dir (relative path -> bytes).
 std::map<std::string, std::string> tree(const fs::path& dir) {
@@ -96,15 +59,6 @@ void expect_same_tree(const fs::path& a, const fs::path& b) {
   for (const auto& [k, v] : tb) nb.insert(k);
   ASSERT_EQ(na, nb) << a << " vs " << b;
   for (const auto& [k, v] : ta) EXPECT_TRUE(v == tb.at(k)) << k << " differs between " << a << " and " << b;
-}
-
-// The contract for every failure: the exit code, one line on stderr with the prefix, no stdout.
-void expect_failure(const Result& r, int code, const std::string& needle) {
-  EXPECT_EQ(r.code, code) << r.err;
-  EXPECT_EQ(r.err_lines(), 1u) << r.err;
-  EXPECT_EQ(r.err.rfind("fp4sim: error: ", 0), 0u) << r.err;
-  EXPECT_NE(r.err.find(needle), std::string::npos) << "missing '" << needle << "' in: " << r.err;
-  EXPECT_TRUE(r.out.empty()) << r.out;
 }
 
 // A run that found mismatches: exit 1, the summary on stdout, the verdict as stderr's last line
@@ -151,14 +105,6 @@ Csv parse_csv(const std::string& text) {
     else c.rows.push_back(cells);
   }
   return c;
-}
-
-bool have_models() {
-  static const int have = [] {
-    Dir d;
-    return d.run("whatif --m 16 --n 16 --k 64 --engine cube --format hif4 --out x.csv").code == 0;
-  }();
-  return have;
 }
 
 }  // namespace
@@ -363,7 +309,7 @@ TEST(Regress, BadInputsFailWithOneLineAndWriteNothing) {
 
 // ---------------------------------------------------------------------------------------------
 TEST(WhatifSharded, ShardedKilledAndResumedCsvIsByteIdentical) {
-  if (!have_models()) GTEST_SKIP() << "built without the SystemC models";
+  FP4SIM_REQUIRE_MODELS();
   Dir d;
   const std::string sweep = "whatif --m 128 --n 256 --k 512 --sweep cores=1,2,4 --sweep dram_bytes_per_cycle=32,64 ";
   ASSERT_EQ(d.run(sweep + "--out a.csv").code, 0);
@@ -396,7 +342,7 @@ TEST(WhatifSharded, ShardedKilledAndResumedCsvIsByteIdentical) {
 
 // ---------------------------------------------------------------------------------------------
 TEST(Study, EveryLinearLayerOnBothEnginesAndEveryFormat) {
-  if (!have_models()) GTEST_SKIP() << "built without the SystemC models";
+  FP4SIM_REQUIRE_MODELS();
   Dir d;
   const Result r = d.run("study --model tiny --tokens 64 --out s.csv");
   ASSERT_EQ(r.code, 0) << r.err;

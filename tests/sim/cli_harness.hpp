@@ -2,6 +2,7 @@
 // tests: exit code, stdout and stderr of each run.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -79,10 +80,12 @@ class Dir {
     return pid;
   }
   std::string stderr_text() const { return slurp(root_ / "stderr"); }
-  Result run(const std::string& args) const {
+  // `[env ENV] fp4sim ARGS` through the shell: a process killed by a signal reports 128 + the
+  // signal, as a shell does.
+  Result run(const std::string& args, const std::string& env = "") const {
     const std::filesystem::path o = root_ / "stdout", e = root_ / "stderr";
-    const std::string cmd = "cd '" + (root_ / "w").string() + "' && '" FP4SIM_CLI "' " + args + " >'" + o.string() +
-                            "' 2>'" + e.string() + "'";
+    const std::string cmd = "cd '" + (root_ / "w").string() + "' && " + (env.empty() ? "" : "env " + env + " ") +
+                            "'" FP4SIM_CLI "' " + args + " >'" + o.string() + "' 2>'" + e.string() + "'";
     const int st = std::system(cmd.c_str());
     Result r;
     r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
@@ -94,6 +97,15 @@ class Dir {
  private:
   std::filesystem::path root_;
 };
+
+// The contract for every failure: the exit code, one line on stderr with the prefix, no stdout.
+inline void expect_failure(const Result& r, int code, const std::string& needle) {
+  EXPECT_EQ(r.code, code) << r.err;
+  EXPECT_EQ(r.err_lines(), 1u) << r.err;
+  EXPECT_EQ(r.err.rfind("fp4sim: error: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find(needle), std::string::npos) << "missing '" << needle << "' in: " << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
 
 // Whether this fp4sim was built with the SystemC models (FP4SIM_SYSTEMC): `run --help` then lists
 // the model parameters. Tests of run / whatif skip without them (GTEST_SKIP with the reason).

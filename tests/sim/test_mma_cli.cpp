@@ -60,15 +60,6 @@ std::vector<uint32_t> bits_of(const std::vector<float>& v) {
   return b;
 }
 
-// The contract for every failure: the exit code, one line on stderr with the prefix, no stdout.
-void expect_failure(const Result& r, int code, const std::string& needle) {
-  EXPECT_EQ(r.code, code) << r.err;
-  EXPECT_EQ(r.err_lines(), 1u) << r.err;
-  EXPECT_EQ(r.err.rfind("fp4sim: error: ", 0), 0u) << r.err;
-  EXPECT_NE(r.err.find(needle), std::string::npos) << "missing '" << needle << "' in: " << r.err;
-  EXPECT_TRUE(r.out.empty()) << r.out;
-}
-
 struct Operands {
   MmaConfig cfg;
   size_t M, N, K;
