@@ -228,6 +228,7 @@ FP4SIM_AVX512 void nvfp4_1x16(const float* x, size_t n_blocks, Nvfp4TensorScale 
     const size_t nb = std::min<size_t>(16, n_blocks - b0);
     const __mmask16 live = static_cast<__mmask16>((1u << nb) - 1u);
     const float* xc = x + b0 * 16;
+    if constexpr (Stream) prefetch_ahead(xc, (n_blocks - b0) * 16, 1024);
     if constexpr (SR) sr_bytes(opt.seed, opt.stream, first_index + b0 * 16, nb * 16, rb.data());
     const __m512i amax = bmax ? _mm512_maskz_loadu_epi32(live, bmax + b0) : nvfp4_block_maxima_16(xc, nb);
     const __m512i code = ue4m3_rne_sat_16(_mm512_mul_ps(_mm512_castsi512_ps(amax), mult));

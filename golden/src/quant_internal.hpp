@@ -150,6 +150,17 @@ struct E2m1Cells {
 };
 inline constexpr E2m1Cells kE2m1Cells;
 
+// NVFP4's second pass beyond the caches (the Stream kernels) asks for its input kPrefetchAhead
+// floats (4 KiB) ahead of p, `bytes` of it per call, while that stays within the n_left floats the
+// kernel was given. With both cores streaming, the hardware prefetchers alone left that pass about
+// 4 % of memcpy short (docs/performance.md, sixth session).
+inline constexpr size_t kPrefetchAhead = 1024;
+FP4SIM_INLINE void prefetch_ahead(const float* p, size_t n_left, size_t bytes) {
+  if (n_left < kPrefetchAhead + bytes / sizeof(float)) return;
+  const char* q = reinterpret_cast<const char*>(p + kPrefetchAhead);
+  for (size_t l = 0; l < bytes; l += 64) __builtin_prefetch(q + l, 0, 3);
+}
+
 // ---------------------------------------------------------------------------------------------
 // AVX-512 kernels (quant_avx512.cpp), called only where cpu_has_avx512() holds. Same arguments
 // and the same bits as the AVX2 kernels of quant.cpp.
