@@ -442,6 +442,7 @@ __attribute__((target("avx2"))) void mx_blocks_avx2(const BlockFormatInfo& fi, c
   alignas(32) uint32_t amax8[8], inv8[8];
   for (size_t b0 = 0; b0 < n_blocks; b0 += kBatch) {
     const size_t nb = std::min(kBatch, n_blocks - b0);
+    prefetch_ahead(x + b0 * B, (n_blocks - b0) * B, kBatch * B * sizeof(float));
     if constexpr (SR) sr_bytes(opt.seed, opt.stream, first_index + b0 * B, nb * B, rb.data());
     size_t bi = 0;
     for (; floor_rule && bi + 8 <= nb; bi += 8) {
@@ -673,9 +674,8 @@ __attribute__((target("avx2"), always_inline)) inline void nvfp4_elems_16(const 
 // unsigned max of FP32 patterns (NaN patterns zeroed), gathered one block per lane, the scale
 // chain (amax * S_enc/6, UE4M3 RNE) on eight lanes, then 16 codes per block (RNE, or SR with the
 // bytes of the flat element indices first_index + ...). A tail of fewer than eight blocks takes
-// the scalar scale chain. Stream (outputs larger than the caches): the input is prefetched ahead,
-// and codes and scales leave by streaming stores (16-byte-aligned codes), drained by an sfence
-// before returning.
+// the scalar scale chain. Stream (outputs larger than the caches): codes and scales leave by
+// streaming stores (16-byte-aligned codes), drained by an sfence before returning.
 template <bool SR, bool Stream>
 __attribute__((target("avx2"))) void nvfp4_1x16_avx2(const float* __restrict x, size_t n_blocks, Nvfp4TensorScale ts,
                                                      const QuantOptions& opt, uint64_t first_index,
@@ -690,7 +690,7 @@ __attribute__((target("avx2"))) void nvfp4_1x16_avx2(const float* __restrict x, 
   size_t b = 0;
   for (; b + 8 <= n_blocks; b += 8) {
     const float* xc = x + b * 16;
-    if constexpr (Stream) prefetch_ahead(xc, (n_blocks - b) * 16, 512);
+    prefetch_ahead(xc, (n_blocks - b) * 16, 512);
     if constexpr (SR) sr_bytes(opt.seed, opt.stream, first_index + b * 16, 128, rb.data());
     const __m256i r = bmax ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bmax + b))
                            : block_maxima_8(xc, absm, expm);
@@ -963,6 +963,7 @@ __attribute__((target("avx2"))) void quantize_hif4_avx2(const float* x, size_t n
       if (b % kBatch == 0) sr_bytes(opt.seed, opt.stream, first_index + b * 64, std::min(kBatch, n_blocks - b) * 64, rb.data());
     }
     const float* xb = x + b * 64;
+    prefetch_ahead(xb, (n_blocks - b) * 64, 256);
     uint8_t* cb = codes + b * 64;
     __m256i xv[8];
     for (int k = 0; k < 8; ++k) xv[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb + 8 * k));

@@ -228,7 +228,7 @@ FP4SIM_AVX512 void nvfp4_1x16(const float* x, size_t n_blocks, Nvfp4TensorScale 
     const size_t nb = std::min<size_t>(16, n_blocks - b0);
     const __mmask16 live = static_cast<__mmask16>((1u << nb) - 1u);
     const float* xc = x + b0 * 16;
-    if constexpr (Stream) prefetch_ahead(xc, (n_blocks - b0) * 16, 1024);
+    prefetch_ahead(xc, (n_blocks - b0) * 16, 1024);
     if constexpr (SR) sr_bytes(opt.seed, opt.stream, first_index + b0 * 16, nb * 16, rb.data());
     const __m512i amax = bmax ? _mm512_maskz_loadu_epi32(live, bmax + b0) : nvfp4_block_maxima_16(xc, nb);
     const __m512i code = ue4m3_rne_sat_16(_mm512_mul_ps(_mm512_castsi512_ps(amax), mult));
@@ -270,6 +270,7 @@ FP4SIM_AVX512 void mx_blocks(const BlockFormatInfo& fi, const float* x, size_t n
   for (size_t b0 = 0; b0 < n_blocks; b0 += 16) {
     const size_t nb = std::min<size_t>(16, n_blocks - b0);
     const float* xc = x + b0 * B;
+    prefetch_ahead(xc, (n_blocks - b0) * B, 2048);
     if constexpr (SR) sr_bytes(opt.seed, opt.stream, first_index + b0 * B, nb * B, rb.data());
     __m512i m[16];
     for (size_t i = 0; i < 16; ++i) {
@@ -371,6 +372,7 @@ FP4SIM_AVX512 void hif4_blocks(const float* x, size_t n_blocks, const QuantOptio
   for (size_t b0 = 0; b0 < n_blocks; b0 += 16) {
     const size_t nb = std::min<size_t>(16, n_blocks - b0);
     const float* xc = x + b0 * 64;
+    prefetch_ahead(xc, (n_blocks - b0) * 64, 4096);
     if constexpr (SR) sr_bytes(opt.seed, opt.stream, first_index + b0 * 64, nb * 64, rb.data());
     __m512i g[16];
     for (size_t i = 0; i < 16; ++i) {
