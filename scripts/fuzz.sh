@@ -6,8 +6,9 @@
 #   fuzz_suite_reader  the header-only fp4sim/suite_reader.hpp: .npy, JSON, manifest, a whole suite
 # Usage: scripts/fuzz.sh [SECONDS]   (per target, default 60; JOBS targets at a time, default nproc).
 # Builds with clang in build-fuzz/, seeds from tests/fuzz/corpus/<name>/ (committed;
-# tests/fuzz/make_corpus.sh regenerates it), keeps what it finds in build-fuzz/corpus/<name>/. Exits non-zero on any crash, leak, timeout or sanitizer report;
-# the input that triggered it is left in build-fuzz/artifacts/ (replay: build-fuzz/tests/fuzz/TARGET FILE).
+# tests/fuzz/make_corpus.sh regenerates it), keeps what it finds in build-fuzz/corpus/<name>/.
+# Exits non-zero on any crash, leak, timeout or sanitizer report; the input that triggered it is
+# left in build-fuzz/artifacts/ (replay: build-fuzz/tests/fuzz/TARGET FILE).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${1:-60}
