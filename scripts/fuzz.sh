@@ -48,7 +48,6 @@ fuzz_one() {  # target: exit 0 when it ran SECS without a finding
 FJOBS=${JOBS:-$(nproc)}
 for t in "${TARGETS[@]}"; do
   while [ "$(jobs -rp | wc -l)" -ge "$FJOBS" ]; do wait -n || true; done
-  rm -f "$B/$t.result"
   { fuzz_one "$t" || echo FAILED; } >"$B/$t.result" &
 done
 wait

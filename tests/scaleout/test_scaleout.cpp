@@ -4,11 +4,8 @@
 // resumes to the same bytes; bad input fails with one line and writes nothing. The same properties
 // across MPI ranks are checked by mpi_check.sh (CTest scaleout_mpi_*).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <bit>
 #include <cmath>
 #include <cstdio>
