@@ -513,6 +513,23 @@ bool parse_scale_rule(std::string_view s, ScaleRule& out) {
   return true;
 }
 
+std::string_view convention_name(Convention c) {
+  switch (c) {
+    case Convention::Te: return "te";
+    case Convention::Torchao: return "torchao";
+    case Convention::Modelopt: return "modelopt";
+  }
+  return "te";
+}
+
+bool parse_convention(std::string_view s, Convention& out) {
+  if (s == "te") out = Convention::Te;
+  else if (s == "torchao") out = Convention::Torchao;
+  else if (s == "modelopt") out = Convention::Modelopt;
+  else return false;
+  return true;
+}
+
 void quantize_mx(BlockFormat f, const float* x, size_t n_blocks, const QuantOptions& opt, uint8_t* codes,
                  uint8_t* scales, uint64_t first_index) {
   const BlockFormatInfo& fi = info(f);

@@ -44,11 +44,19 @@ enum class ScaleRule : uint8_t { Floor, Ceil };
 std::string_view scale_rule_name(ScaleRule r);
 bool parse_scale_rule(std::string_view s, ScaleRule& out);
 
+// Whose quantizer the codes must match (docs/formats.md, "Conventions"): the whole set of choices a
+// library's kernel makes that the formats leave open (operation order of the scale, clamps, the
+// scale of an all-zero block, the sign of zero, TE's MXFP8 flush). Te is the default.
+enum class Convention : uint8_t { Te, Torchao, Modelopt };
+std::string_view convention_name(Convention c);  // "te", "torchao", "modelopt"
+bool parse_convention(std::string_view s, Convention& out);
+
 struct QuantOptions {
   Rounding rounding = Rounding::Rne;
   uint64_t seed = 0;          // Sr: Philox key (SPEC §3)
   uint32_t stream = 0;        // Sr: Philox stream (counter word 2)
   ScaleRule scale_rule = ScaleRule::Floor;  // MX only
+  Convention convention = Convention::Te;   // whose quantizer (NVFP4, MX) the codes match
   bool pts = true;            // NVFP4 per-tensor scale
   bool two_d = false;         // NVFP4 16x16 tile scaling (one amax per tile)
   int rht = 0;                // random Hadamard size applied along the last axis first; 0 = off
