@@ -18,31 +18,96 @@ namespace fs = std::filesystem;
 namespace po = boost::program_options;
 
 constexpr const char* kUsage =
-    "vectors --suite smoke|corners|random|llm --out DIR [--seed S] [--size N] [--threads T]\n"
-    "               [--progress] [--force] [--durable]";
+    "vectors --suite smoke|corners|random|llm|quant --out DIR [--seed S] [--size N] [--threads T]\n"
+    "               [--progress] [--force] [--durable]\n"
+    "       fp4sim vectors --from A.npy [--b B.npy] --format F [quantize options] --out DIR [--force]";
+
+// A [rows, K] float tensor from --from / --b (float32, or uint16 BF16 bits).
+std::vector<float> load_operand(const std::string& opt, const fs::path& p, size_t& rows, size_t& K) {
+  FloatTensor t = load_float_tensor(p);
+  if (t.array.shape.size() != 2 || t.array.shape[0] == 0 || t.array.shape[1] == 0)
+    throw std::runtime_error(p.string() + ": --" + opt + " needs a 2-D array [rows, K], got shape " +
+                             io::shape_string(t.array.shape));
+  rows = t.array.shape[0];
+  K = t.array.shape[1];
+  return std::move(t.values);
+}
+
+}  // namespace
+
+namespace {
+
+int vectors_from(const Invocation& inv, const po::variables_map& vm) {
+  if (!vm.count("format")) throw UsageError("--from needs --format F");
+  if (vm.count("size")) throw UsageError("--size: not with --from (the shapes are the tensors')");
+  BlockFormat f{};
+  const std::string fname = vm["format"].as<std::string>();
+  if (!parse_block_format(fname, f)) throw UsageError("--format: unknown format '" + fname + "'");
+  const QuantOptions o = parse_quant_options(vm, f);
+  const unsigned threads =
+      vm.count("threads") ? static_cast<unsigned>(parse_uint("threads", vm["threads"].as<std::string>(), 0, 1024)) : 0;
+  const fs::path out = vm["out"].as<std::string>();
+  Outputs outs(vm["force"].as<bool>());
+  const size_t out_h = outs.dir("out", out);
+  const fs::path stage = outs.set().dir_stage(out_h);
+  const std::string a_path = vm["from"].as<std::string>();
+  size_t M = 0, K = 0, N = 0, Kb = 0;
+  std::vector<float> a = load_operand("from", a_path, M, K), b;
+  if (vm.count("b")) {
+    b = load_operand("b", vm["b"].as<std::string>(), N, Kb);
+    if (Kb != K)
+      throw std::runtime_error(vm["b"].as<std::string>() + ": K = " + std::to_string(Kb) + ", A has K = " + std::to_string(K));
+  }
+  std::vector<vectors::VectorCase> cases;
+  try {
+    cases = vectors::build_from_tensors(f, std::move(a), M, K, std::move(b), N, o, threads);
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(a_path + ": " + e.what());
+  }
+  io::Json origin = {{"command", "vectors"}, {"suite", "from"}, {"seed", o.seed}, {"size", nullptr},
+                     {"from", {{"a", a_path}, {"b", vm.count("b") ? io::Json(vm["b"].as<std::string>()) : io::Json(nullptr)}}}};
+  vectors::write_cases_into(stage, origin, cases, inv.argv);
+  outs.commit();
+  const vectors::VectorCase& c = cases[0];
+  std::cout << out.string() << ": 1 case from " << a_path << " (" << c.M << "x" << c.N << "x" << c.K << ", " << fname
+            << "), " << c.models.size() << " expected D arrays\n";
+  return kExitOk;
+}
 
 }  // namespace
 
 int cmd_vectors(const Invocation& inv) {
   po::options_description od("Options");
   od.add_options()
-      ("suite", po::value<std::string>()->required()->value_name("NAME"),
-       "smoke (seconds), corners (every corner class per kind), random (seeded codes), llm (LLM-like GEMMs)")
+      ("suite", po::value<std::string>()->value_name("NAME"),
+       "smoke (seconds), corners (every corner class per kind), random (seeded codes), llm (LLM-like GEMMs), "
+       "quant (quantizer ties, scale ties, specials, options)")
+      ("from", po::value<std::string>()->value_name("A.npy"),
+       "instead of --suite: one GEMM case from your own A [M, K] (float32 or uint16 BF16 bits)")
+      ("b", po::value<std::string>()->value_name("B.npy"), "with --from: B [N, K] (default: B = A)")
+      ("format", po::value<std::string>()->value_name("F"), "with --from: the block format both operands are quantized to")
       ("out", po::value<std::string>()->required()->value_name("DIR"),
        "suite directory (created atomically; its parent must exist)")
-      ("seed", po::value<std::string>()->value_name("S"), "64-bit seed (random, llm, smoke; default 0)")
       ("size", po::value<std::string>()->value_name("N"),
        "random: M = N (default 16, at most 1024); llm: tokens, a multiple of 64 (default 128)")
       ("force", po::bool_switch(), "replace DIR if it already exists")
       ("threads", po::value<std::string>()->value_name("T"), "worker threads (default 0 = all cores)")
       ("progress", po::bool_switch(), "progress on stderr (default: only when stderr is a terminal)");
+  // --seed: the suite's seed, or with --from the SR / RHT seed of the quantize options.
+  add_quant_options(od);
   po::variables_map vm;
   if (!parse_options(inv, kUsage, od, vm)) return kExitOk;
+  if (vm.count("from") == vm.count("suite")) throw UsageError("give exactly one of --suite NAME and --from A.npy");
+  if (vm.count("from")) return vectors_from(inv, vm);
+  for (const char* o : {"b", "format", "rounding", "stream", "scale-rule", "pts", "rht"})
+    if (vm.count(o)) throw UsageError(std::string("--") + o + ": only with --from");
+  for (const char* o : {"2d", "rht-bf16"})
+    if (vm[o].as<bool>()) throw UsageError(std::string("--") + o + ": only with --from");
 
   vectors::Suite suite{};
   const std::string name = vm["suite"].as<std::string>();
   if (!vectors::parse_suite(name, suite))
-    throw UsageError("--suite: unknown suite '" + name + "' (expected smoke, corners, random or llm)");
+    throw UsageError("--suite: unknown suite '" + name + "' (expected smoke, corners, random, llm or quant)");
   vectors::SuiteOptions o;
   if (vm.count("seed")) {
     if (suite == vectors::Suite::Corners) throw UsageError("--seed: the corners suite is not random");

@@ -19,6 +19,7 @@
 #include "fp4sim/linear.hpp"
 #include "fp4sim/quant.hpp"
 #include "fp4sim/synth.hpp"
+#include "vectors_internal.hpp"
 
 namespace fp4sim::vectors {
 
@@ -34,12 +35,13 @@ std::string_view suite_name(Suite s) {
     case Suite::Corners: return "corners";
     case Suite::Random: return "random";
     case Suite::Llm: return "llm";
+    case Suite::Quant: return "quant";
   }
   return "?";
 }
 
 bool parse_suite(std::string_view name, Suite& out) {
-  for (Suite s : {Suite::Smoke, Suite::Corners, Suite::Random, Suite::Llm}) {
+  for (Suite s : {Suite::Smoke, Suite::Corners, Suite::Random, Suite::Llm, Suite::Quant}) {
     if (name == suite_name(s)) {
       out = s;
       return true;
@@ -64,6 +66,7 @@ void validate_suite_options(Suite s, const SuiteOptions& o) {
   switch (s) {
     case Suite::Smoke:
     case Suite::Corners:
+    case Suite::Quant:
       if (o.size != 0)
         throw std::invalid_argument("suite " + std::string(suite_name(s)) + " has fixed shapes and takes no size");
       break;
@@ -489,6 +492,60 @@ VectorCase special_elements(const MmaConfig& cfg) {  // e4m3 / e5m2: the element
   return b.build("special_elements", "NaN and Inf element codes");
 }
 
+// Forward: random codes (below).
+VectorCase random_case(const MmaConfig& cfg, size_t M, size_t N, size_t instructions, uint64_t seed, std::string cls,
+                       std::string desc);
+
+// Value of element k of a row (codes, scales) as the MMA reads it: element x its scale(s), exactly.
+double elem_value(const MmaConfig& cfg, const ElemFormat& e, const uint8_t* codes, const uint32_t* scales, size_t k) {
+  const double x = decode(e, codes[k]);
+  if (cfg.kind->scale_word32) {
+    const uint32_t w = scales[k / 64];
+    return x * decode(kE6M2, w & 0xFF) * std::ldexp(1.0, hif4_level(w, static_cast<int>(k % 64)));
+  }
+  const uint32_t sc = scales[k / static_cast<size_t>(cfg.block)];
+  return x * decode(*cfg.scale, has_ue4m3(cfg) ? (sc & 0x7F) : sc);
+}
+
+// How many finite outputs of v's hardware model change when alpha is applied before the accumulator's
+// rounding: D' = RN(alpha * acc) with acc the long-double sum of the products and C (a kernel that
+// scales the products or the unrounded sum), against the expected RN(alpha * D_model).
+size_t alpha_early_differences(const VectorCase& v) {
+  size_t diff = 0;
+  for (size_t m = 0; m < v.M; ++m)
+    for (size_t n = 0; n < v.N; ++n) {
+      long double acc = v.c[m * v.N + n];
+      for (size_t k = 0; k < v.K; ++k)
+        acc += static_cast<long double>(elem_value(v.cfg, *v.cfg.elem_a, &v.a.codes[m * v.K], &v.a.scales[m * (v.K / static_cast<size_t>(v.cfg.block))], k)) *
+               elem_value(v.cfg, *v.cfg.elem_b, &v.b.codes[n * v.K], &v.b.scales[n * (v.K / static_cast<size_t>(v.cfg.block))], k);
+      const float early = static_cast<float>(static_cast<long double>(v.alpha) * acc);
+      const float want = v.expected[0][m * v.N + n];
+      if (!std::isnan(early) && !std::isnan(want) && std::bit_cast<uint32_t>(early) != std::bit_cast<uint32_t>(want)) ++diff;
+    }
+  return diff;
+}
+
+// Non-unit alpha: random codes under four epilogue scales (negative, not a power of two; overflowing
+// to Inf; giving FP32 subnormals; an NVFP4-like product of two global scales).
+std::vector<VectorCase> alpha_cases(const MmaConfig& cfg) {
+  struct A {
+    float alpha;
+    const char* what;
+  };
+  static const A kAlphas[] = {{-1.0f / 3.0f, "alpha = -RN(1/3): negative, not a power of two"},
+                              {0x1.8p+120f, "alpha = 1.5 * 2^120: outputs with |acc| >= 2^7 overflow to Inf"},
+                              {0x1.4p-133f, "alpha = 1.25 * 2^-133: FP32 subnormal outputs"},
+                              {(1.0f / 2688.0f) * (3.0f / 2688.0f), "alpha = RN(RN(1/2688) * RN(3/2688)): a product of NVFP4 global scales"}};
+  std::vector<VectorCase> out;
+  for (size_t i = 0; i < std::size(kAlphas); ++i) {
+    VectorCase v = random_case(cfg, 4, 4, 1, i, "alpha", kAlphas[i].what);
+    v.alpha = kAlphas[i].alpha;
+    for (size_t m = 0; m < v.M; ++m) v.row_notes.push_back(std::string("random codes; ") + kAlphas[i].what);
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
 std::vector<VectorCase> corner_cases() {
   std::vector<VectorCase> out;
   for (const MmaConfig& cfg : corner_configs()) {
@@ -503,6 +560,7 @@ std::vector<VectorCase> corner_cases() {
     out.push_back(subnormal_result(cfg));
     out.push_back(inf_c(cfg));
     if (cfg.elem_a->has_nan()) out.push_back(special_elements(cfg));
+    for (VectorCase& v : alpha_cases(cfg)) out.push_back(std::move(v));
   }
   return out;
 }
@@ -611,7 +669,9 @@ Json quant_json(BlockFormat f, const QuantOptions& o, const Quantized& q) {
             {"2d", o.two_d},
             {"rht", o.rht},
             {"rht_bf16", o.rht_bf16},
-            {"rht_signs", o.rht == 0 ? "none" : (o.rht == 16 && !o.rht_seeded) ? "te-fixed-16" : "seeded"}};
+            {"rht_signs", o.rht == 0 ? "none" : (o.rht == 16 && !o.rht_seeded) ? "te-fixed-16" : "seeded"},
+            {"rht_seed", o.rht_seed},
+            {"convention", convention_name(o.convention)}};
   if (f == BlockFormat::Nvfp4) {
     j["global_scale"] = q.global_scale;
     j["global_scale_bits"] = hex32(std::bit_cast<uint32_t>(q.global_scale));
@@ -650,9 +710,16 @@ std::vector<VectorCase> smoke_cases(uint64_t seed) {
 
 std::vector<VectorCase> random_cases(uint64_t seed, size_t size) {
   std::vector<VectorCase> out;
-  for (const MmaConfig& cfg : random_configs())
+  for (const MmaConfig& cfg : random_configs()) {
     out.push_back(random_case(cfg, size, size, 4, seed, "random",
-                              "random codes (rare NaN/Inf), scales within +-20 binades (rare NaN/min/max), random C"));
+                              "random codes (rare NaN/Inf), scales within +-20 binades (rare NaN/min/max), random C, "
+                              "random alpha"));
+    // alpha = +-(1 + f) * 2^e, e in [-3, 3], from its own generator (the codes do not move with it).
+    Rng r(seed ^ fnv1a(config_tag(out.back().cfg)) ^ fnv1a("random-alpha"));
+    const uint64_t w = r.next();
+    const float a = std::ldexp(1.0f + static_cast<float>(w & 0x7FFFFF) * 0x1p-23f, static_cast<int>((w >> 23) % 7) - 3);
+    out.back().alpha = (w >> 63) ? -a : a;
+  }
   return out;
 }
 
@@ -715,12 +782,82 @@ VectorCase quantized_case(BlockFormat f, std::vector<float> a, const QuantOption
   return v;
 }
 
+bool chained_model(Model m) { return m == Model::Blackwell || m == Model::AscendHif4 || m == Model::Fp32Seq; }
+
+std::vector<float> instruction_steps(const VectorCase& v, Model model, unsigned threads) {
+  const size_t kI = static_cast<size_t>(v.cfg.kind->k), S = v.K / kI, B = static_cast<size_t>(v.cfg.block);
+  const size_t nblk = v.K / B, spi = kI / B;
+  std::vector<float> out(S * v.M * v.N);
+  std::vector<float> c = v.c;
+  std::vector<uint8_t> a(v.M * kI), b(v.N * kI);
+  std::vector<uint32_t> sa(v.M * spi), sb(v.N * spi);
+  for (size_t s = 0; s < S; ++s) {
+    for (size_t m = 0; m < v.M; ++m) {
+      std::copy_n(&v.a.codes[m * v.K + s * kI], kI, &a[m * kI]);
+      std::copy_n(&v.a.scales[m * nblk + s * spi], spi, &sa[m * spi]);
+    }
+    for (size_t n = 0; n < v.N; ++n) {
+      std::copy_n(&v.b.codes[n * v.K + s * kI], kI, &b[n * kI]);
+      std::copy_n(&v.b.scales[n * nblk + s * spi], spi, &sb[n * spi]);
+    }
+    c = gemm(v.cfg, model, v.M, v.N, kI, a, std::span<const uint32_t>(sa), b, std::span<const uint32_t>(sb), c, 1.0f,
+             threads);
+    std::copy(c.begin(), c.end(), out.begin() + static_cast<long>(s * v.M * v.N));
+  }
+  return out;
+}
+
 void fill_expected(VectorCase& v, unsigned threads, std::vector<Model> models) {
   v.models = models.empty() ? applicable_models(v.cfg) : std::move(models);
   v.expected.clear();
-  for (Model m : v.models)
+  v.steps.clear();
+  const size_t kI = static_cast<size_t>(v.cfg.kind->k);
+  for (Model m : v.models) {
     v.expected.push_back(gemm(v.cfg, m, v.M, v.N, v.K, v.a.codes, std::span<const uint32_t>(v.a.scales), v.b.codes,
                               std::span<const uint32_t>(v.b.scales), v.c, v.alpha, threads));
+    if (!chained_model(m) || v.K <= kI || v.K % kI != 0) {
+      v.steps.emplace_back();
+      continue;
+    }
+    v.steps.push_back(instruction_steps(v, m, threads));
+    // The chain's last accumulator through the epilogue must be the whole-K result.
+    const size_t MN = v.M * v.N, last = v.steps.back().size() - MN;
+    for (size_t i = 0; i < MN; ++i) {
+      const float d = v.alpha * v.steps.back()[last + i];
+      const uint32_t bits = std::isnan(d) ? kNaNBits : std::bit_cast<uint32_t>(d);
+      if (bits != std::bit_cast<uint32_t>(v.expected.back()[i]))
+        throw std::logic_error("vectors: " + v.id + " " + std::string(model_name(m)) +
+                               ": the instruction chain does not reproduce gemm's D at index " + std::to_string(i));
+    }
+  }
+}
+
+std::vector<VectorCase> build_from_tensors(BlockFormat f, std::vector<float> a, size_t M, size_t K,
+                                           std::vector<float> b, size_t N, const QuantOptions& opt, unsigned threads) {
+  const BlockFormatInfo& fi = info(f);
+  const MmaConfig cfg = mma_config_for(f);
+  if (b.empty()) {
+    b = a;
+    N = M;
+  }
+  if (M == 0 || N == 0 || K == 0) throw std::invalid_argument("an operand is empty");
+  if (a.size() != M * K) throw std::invalid_argument("A holds " + std::to_string(a.size()) + " values, not M x K");
+  if (b.size() != N * K) throw std::invalid_argument("B holds " + std::to_string(b.size()) + " values, not N x K");
+  const size_t kI = static_cast<size_t>(cfg.kind->k);
+  if (K % static_cast<size_t>(fi.block) != 0 || K % kI != 0 || (opt.rht > 0 && K % static_cast<size_t>(opt.rht) != 0))
+    throw std::invalid_argument("K = " + std::to_string(K) + " must be a multiple of the " + std::string(fi.name) +
+                                " block (" + std::to_string(fi.block) + "), of the instruction K (" +
+                                std::to_string(kI) + ")" + (opt.rht > 0 ? " and of the RHT size" : ""));
+  QuantOptions o = opt;
+  o.threads = threads;
+  const Quantized qa = quantize(f, a, M, K, o);
+  const Quantized qb = quantize(f, b, N, K, o);
+  std::vector<VectorCase> cases;
+  cases.push_back(quantized_case(f, std::move(a), opt, qa, std::move(b), opt, qb, "from",
+                                 "the caller's tensors quantized to " + std::string(fi.name)));
+  number_cases(cases);
+  fill_expected(cases[0], threads);
+  return cases;
 }
 
 void number_cases(std::vector<VectorCase>& cases) {
@@ -739,10 +876,13 @@ std::vector<VectorCase> build_suite(Suite s, const SuiteOptions& o) {
     case Suite::Corners: cases = corner_cases(); break;
     case Suite::Random: cases = random_cases(o.seed, o.size ? o.size : kRandomDefault); break;
     case Suite::Llm: cases = llm_cases(o.seed, o.size ? o.size : kLlmDefault); break;
+    case Suite::Quant: cases = quant_suite_cases(o.seed); break;
   }
   number_cases(cases);
   for (size_t i = 0; i < cases.size(); ++i) {
     fill_expected(cases[i], o.threads);
+    if (cases[i].cls == "alpha" && alpha_early_differences(cases[i]) == 0)
+      throw std::logic_error("vectors: " + cases[i].id + ": applying alpha early changes no output");
     if (o.progress) o.progress(i + 1, cases.size());
   }
   return cases;
@@ -770,6 +910,9 @@ Json conventions() {
                       "tile (rt, ct) at byte (rt * ceil(cols/4) + ct) * 512, scale (r, c) inside at (r % 32) * 16 + "
                       "(r % 128 / 32) * 4 + c % 4 (cuBLAS / CUTLASS / TransformerEngine layout, layout.hpp)"},
       {"expected", "float32 [M, N] per model; compare bit patterns; every model returns NaN as 0x7FFFFFFF"},
+      {"expected_steps", "chained models (blackwell, ascend-hif4, fp32-seq) with K > the instruction K: float32 "
+                         "[K / instruction K, M, N], the accumulator after each instruction (D of instruction s is C "
+                         "of s + 1), before alpha; NaN as 0x7FFFFFFF"},
       {"input", "float32 [rows, K]: the values quantized into the codes (after the RHT when quant.rht > 0 the codes "
                 "describe the rotated values)"},
       {"crc32", "zlib CRC-32 of each whole .npy file, header included"}};
@@ -857,10 +1000,16 @@ void write_cases_into(const fs::path& dir, const Json& origin, const std::vector
     write_operand(w, cdir, 'b', v, v.b, v.N, *v.cfg.elem_b);
     const size_t dshape[2] = {v.M, v.N};
     w.npy<float>(cdir + "/c.npy", dshape, v.c);
-    Json expected = Json::object();
+    Json expected = Json::object(), steps = Json::object();
     for (size_t i = 0; i < v.models.size(); ++i) {
       w.npy<float>(cdir + "/" + model_file(v.models[i]), dshape, v.expected[i]);
       expected[std::string(model_name(v.models[i]))] = cdir + "/" + model_file(v.models[i]);
+      if (i < v.steps.size() && !v.steps[i].empty()) {
+        const std::string f = cdir + "/d_" + std::string(model_name(v.models[i])) + "_steps.npy";
+        const size_t sshape[3] = {v.K / static_cast<size_t>(v.cfg.kind->k), v.M, v.N};
+        w.npy<float>(f, sshape, v.steps[i]);
+        steps[std::string(model_name(v.models[i]))] = f;
+      }
     }
     Json j;
     j["id"] = v.id;
@@ -884,6 +1033,7 @@ void write_cases_into(const fs::path& dir, const Json& origin, const std::vector
     j["b"] = operand_json(cdir, 'b', v, v.b, *v.cfg.elem_b);
     j["c"] = cdir + "/c.npy";
     j["expected"] = expected;
+    if (!steps.empty()) j["expected_steps"] = steps;
     jcases.push_back(j);
   }
   Json m;
@@ -1076,6 +1226,27 @@ LoadedCase SuiteReader::load(size_t i) const {
   for (Model m : v.models)
     if (auto d = fl.load(cj["expected"][std::string(model_name(m))], io::DType::F32, {v.M, v.N}))
       v.expected.push_back(d->values<float>());
+  // Optional (suites written before it have none): the per-instruction accumulators.
+  v.steps.assign(v.models.size(), {});
+  if (cj.contains("expected_steps")) {
+    const Json& sj = cj["expected_steps"];
+    if (!sj.is_object()) {
+      lc.problems.push_back("manifest: case " + lc.id + ": expected_steps is not an object");
+      return lc;
+    }
+    const size_t S = v.K / static_cast<size_t>(v.cfg.kind->k);
+    for (const auto& [name, path] : sj.items()) {
+      Model m{};
+      const auto it = parse_model(name, m) ? std::find(v.models.begin(), v.models.end(), m) : v.models.end();
+      if (it == v.models.end() || !chained_model(m)) {
+        lc.problems.push_back("manifest: case " + lc.id + ": expected_steps names '" + name +
+                              "', not a chained model of the case");
+        continue;
+      }
+      if (auto d = fl.load(path, io::DType::F32, {S, v.M, v.N}))
+        v.steps[static_cast<size_t>(it - v.models.begin())] = d->values<float>();
+    }
+  }
   return lc;
 }
 

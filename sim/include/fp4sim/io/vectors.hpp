@@ -29,14 +29,14 @@ namespace fp4sim::vectors {
 // Bump when the suite layout changes meaning (readers refuse other values).
 inline constexpr int kSuiteSchema = 1;
 
-enum class Suite : uint8_t { Smoke, Corners, Random, Llm };
-std::string_view suite_name(Suite s);  // "smoke", "corners", "random", "llm"
+enum class Suite : uint8_t { Smoke, Corners, Random, Llm, Quant };
+std::string_view suite_name(Suite s);  // "smoke", "corners", "random", "llm", "quant"
 bool parse_suite(std::string_view name, Suite& out);
 
 struct SuiteOptions {
   uint64_t seed = 0;
   // random: M = N = size (default 16, 1..1024). llm: tokens (default 128, a multiple of 64, at most
-  // 4096). smoke and corners have fixed shapes and refuse a size.
+  // 4096). smoke, corners and quant have fixed shapes and refuse a size.
   size_t size = 0;
   unsigned threads = 0;  // for the expected outputs (0 = all cores); never changes a bit
   // Called by build_suite after each case's expected outputs (cases done, cases in all); optional.
@@ -65,7 +65,19 @@ struct VectorCase {
   float alpha = 1.0f;       // the FP32 epilogue scale (NVFP4: S_dec_A * S_dec_B)
   std::vector<Model> models;                 // models with an expected output
   std::vector<std::vector<float>> expected;  // expected[i]: D [M, N] of models[i]
+  // steps[i]: for a chained model (chained_model) and K > the instruction K, the accumulator after
+  // each instruction, [S, M, N] with S = K / instruction K (D of instruction s is C of s + 1), before
+  // the alpha epilogue, NaN as 0x7FFFFFFF; empty otherwise. Written as d_<model>_steps.npy.
+  std::vector<std::vector<float>> steps;
 };
+
+// Models whose K loop is a chain of instructions with an FP32 accumulator between them: blackwell,
+// ascend-hif4, fp32-seq (exact rounds once over the whole K).
+bool chained_model(Model m);
+
+// The per-instruction accumulators of `model` for case v ([S, M, N], S = K / instruction K), computed
+// by golden gemm over one instruction's K columns at a time with the previous result as C.
+std::vector<float> instruction_steps(const VectorCase& v, Model model, unsigned threads);
 
 // The models a configuration has expected outputs for: its hardware model, exact, fp32-seq.
 std::vector<Model> applicable_models(const MmaConfig& cfg);
@@ -85,8 +97,18 @@ VectorCase quantized_case(BlockFormat f, std::vector<float> a, const QuantOption
                           std::string description);
 
 // Sets v.models to `models` (empty: applicable_models(v.cfg)) and v.expected to golden gemm's D for
-// each of them.
+// each of them; v.steps to instruction_steps for the chained models when K > the instruction K (and
+// checks that RN(alpha * last step) is the expected D).
 void fill_expected(VectorCase& v, unsigned threads, std::vector<Model> models = {});
+
+// A suite of one case made from the caller's own tensors (`fp4sim vectors --from`): A [M, K] and B
+// [N, K] float32 (BF16 values widened), each quantized to f with opt, C = +0, expected D of every
+// applicable model (and the steps of the chained ones), id "0000-<config>-from". Without b (empty),
+// B = A (N = M). Throws std::invalid_argument for an empty operand, a size that is not M x K / N x K,
+// or K not a multiple of the block, the RHT size or the instruction K.
+std::vector<VectorCase> build_from_tensors(BlockFormat f, std::vector<float> a, size_t M, size_t K,
+                                           std::vector<float> b, size_t N, const QuantOptions& opt,
+                                           unsigned threads = 0);
 
 // Names every case "NNNN-<config_tag>-<class>" by its position.
 void number_cases(std::vector<VectorCase>& cases);

@@ -1,0 +1,14 @@
+// Pieces of the vector suites shared between vectors.cpp and vectors_quant.cpp (not installed).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "fp4sim/io/vectors.hpp"
+
+namespace fp4sim::vectors {
+
+// The cases of the `quant` suite, without ids or expected outputs.
+std::vector<VectorCase> quant_suite_cases(uint64_t seed);
+
+}  // namespace fp4sim::vectors
