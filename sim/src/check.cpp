@@ -10,6 +10,7 @@
 #include "fp4sim/io/atomic_file.hpp"
 #include "fp4sim/io/manifest.hpp"
 #include "fp4sim/io/npy.hpp"
+#include "fp4sim/io/quant_explain.hpp"
 #include "fp4sim/io/vectors.hpp"
 #include "fp4sim/layout.hpp"
 
@@ -28,7 +29,8 @@ struct Want {
   std::vector<uint32_t> bits;
   // Where its elements come from (for the inputs of the first difference).
   char side = 0;       // 'a' / 'b' for quantizer outputs, 0 for D
-  enum Kind : uint8_t { D, Codes, Packed, Scales, Atom } kind = D;
+  enum Kind : uint8_t { D, Codes, Packed, Scales, Atom, Steps } kind = D;
+  std::string model;  // D and Steps: the model name
 };
 
 std::string fmt_float(uint32_t bits) {
@@ -83,12 +85,31 @@ std::vector<Want> expected_outputs(const Json& cj, const VectorCase& v) {
   for (const auto& [name, path] : cj.at("expected").items()) {
     Want w;
     w.output = "d_" + name;
+    w.model = name;
     w.path = path.get<std::string>();
     w.dtype = io::DType::F32;
     w.shape = {v.M, v.N};
     for (float f : v.expected.at(k)) w.bits.push_back(std::bit_cast<uint32_t>(f));
     out.push_back(std::move(w));
     ++k;
+  }
+  if (cj.contains("expected_steps")) {
+    k = 0;
+    for (const auto& [name, path] : cj.at("expected").items()) {
+      (void)path;
+      if (cj["expected_steps"].contains(name) && k < v.steps.size() && !v.steps[k].empty()) {
+        Want w;
+        w.output = "d_" + name + "_steps";
+        w.model = name;
+        w.kind = Want::Steps;
+        w.path = cj["expected_steps"][name].get<std::string>();
+        w.dtype = io::DType::F32;
+        w.shape = {v.K / static_cast<size_t>(v.cfg.kind->k), v.M, v.N};
+        for (float f : v.steps[k]) w.bits.push_back(std::bit_cast<uint32_t>(f));
+        out.push_back(std::move(w));
+      }
+      ++k;
+    }
   }
   const size_t nblk = v.K / static_cast<size_t>(v.cfg.block);
   for (char side : {'a', 'b'}) {
@@ -139,6 +160,26 @@ std::pair<size_t, size_t> atom_position(size_t off, size_t scols) {
 // What produced element (row, col) of output w: the suite's inputs for it.
 void describe_inputs(FileCheck& f, const Want& w, const VectorCase& v, const Json& cj) {
   auto& in = f.inputs;
+  if (w.kind == Want::Steps) {
+    const size_t s = *f.instruction, m = f.row, n = f.col, kI = static_cast<size_t>(v.cfg.kind->k);
+    const size_t S = v.K / kI, MN = v.M * v.N;
+    in.emplace_back("instruction", std::to_string(s) + " of " + std::to_string(S) + " (" + w.model +
+                                       "): K columns [" + std::to_string(s * kI) + ", " + std::to_string((s + 1) * kI) + ")");
+    in.emplace_back("C received" + pos(m, n), s == 0 ? float_text(v.c.at(m * v.N + n)) + " (the case's C)"
+                                                     : float_text(w.bits.at((s - 1) * MN + m * v.N + n)) +
+                                                           " (instruction " + std::to_string(s - 1) + "'s expected D)");
+    if (m < v.row_notes.size()) in.emplace_back("A row " + std::to_string(m), v.row_notes[m]);
+    if (n < v.col_notes.size()) in.emplace_back("B row " + std::to_string(n), v.col_notes[n]);
+    const size_t B = static_cast<size_t>(v.cfg.block), nblk = v.K / B, spi = kI / B;
+    const int sd = v.cfg.kind->scale_word32 ? 8 : 2;
+    const std::string cols = "[" + std::to_string(m) + ", " + std::to_string(s * kI) + ":" + std::to_string((s + 1) * kI) + "]";
+    in.emplace_back("A" + cols + " codes", hex_row(v.a.codes.data() + m * v.K + s * kI, kI));
+    in.emplace_back("A" + cols + " scales", hex_row(v.a.scales.data() + m * nblk + s * spi, spi, sd));
+    const std::string colsb = "[" + std::to_string(n) + ", " + std::to_string(s * kI) + ":" + std::to_string((s + 1) * kI) + "]";
+    in.emplace_back("B" + colsb + " codes", hex_row(v.b.codes.data() + n * v.K + s * kI, kI));
+    in.emplace_back("B" + colsb + " scales", hex_row(v.b.scales.data() + n * nblk + s * spi, spi, sd));
+    return;
+  }
   if (w.kind == Want::D) {
     const size_t m = f.row, n = f.col;
     in.emplace_back("C" + pos(m, n), float_text(v.c.at(m * v.N + n)));
@@ -175,7 +216,29 @@ void describe_inputs(FileCheck& f, const Want& w, const VectorCase& v, const Jso
                     float_text(amax));
   }
   const Json& oj = cj.at(std::string(1, w.side));
-  if (oj.contains("quant") && !oj["quant"].is_null()) in.emplace_back(X + " quant", oj["quant"].dump());
+  if (oj.contains("quant") && !oj["quant"].is_null()) {
+    in.emplace_back(X + " quant", oj["quant"].dump());
+    // The SPEC steps for the element (or block scale): scaled value, neighbours, scales, the rule.
+    if (f.padding) return;
+    try {
+      BlockFormat bf{};
+      const QuantOptions qo = quant_options_from_json(oj["quant"], bf);
+      const size_t rows = w.side == 'a' ? v.M : v.N;
+      if (w.kind == Want::Codes || w.kind == Want::Packed) {
+        const size_t k0 = w.kind == Want::Codes ? f.col : 2 * f.col;
+        const size_t k1 = w.kind == Want::Codes ? k0 + 1 : std::min(k0 + 2, v.K);
+        for (size_t k = k0; k < k1; ++k) {
+          const ElementSteps es = explain_element(bf, qo, op.input, rows, v.K, f.row, k);
+          for (const auto& [name, val] : es.fields) in.emplace_back(X + pos(f.row, k) + " " + name, val);
+        }
+      } else {
+        const ScaleSteps ss = explain_scale(bf, qo, op.input, rows, v.K, f.row, f.col);
+        for (const auto& [name, val] : ss.fields) in.emplace_back(X + " scale" + pos(f.row, f.col) + " " + name, val);
+      }
+    } catch (const std::exception& e) {
+      in.emplace_back(X + " steps", std::string("not available: ") + e.what());
+    }
+  }
 }
 
 // Compares one result file with its expected output.
@@ -223,7 +286,12 @@ FileCheck compare(const Want& w, const fs::path& results, const VectorCase& v, c
     return f;
   }
   f.status = FileCheck::Differ;
-  if (w.kind == Want::Atom) {
+  if (w.kind == Want::Steps) {
+    const size_t MN = w.shape[1] * w.shape[2];
+    f.instruction = f.index / MN;
+    f.row = f.index % MN / w.shape[2];
+    f.col = f.index % w.shape[2];
+  } else if (w.kind == Want::Atom) {
     const size_t rows = w.side == 'a' ? v.M : v.N, nblk = v.K / static_cast<size_t>(v.cfg.block);
     std::tie(f.row, f.col) = atom_position(f.index, nblk);
     f.padding = f.row >= rows || f.col >= nblk;
@@ -292,6 +360,18 @@ CheckReport check_suite(const fs::path& suite, const fs::path& results) {
         any_differ |= f.status == FileCheck::Differ;
         any_equal |= f.status == FileCheck::Equal;
         rep.files_compared += f.status == FileCheck::Equal || f.status == FileCheck::Differ;
+      }
+      // A chained D that differs without its steps file: say how to name the instruction.
+      for (FileCheck& f : cc.files) {
+        if (f.status != FileCheck::Differ || f.output.rfind("d_", 0) != 0 || f.shape.size() != 2) continue;
+        const std::string steps = f.output + "_steps";
+        const auto it = std::find_if(cc.files.begin(), cc.files.end(), [&](const FileCheck& s) { return s.output == steps; });
+        if (it == cc.files.end() || it->status != FileCheck::Missing) continue;
+        const size_t kI = static_cast<size_t>(lc.data.cfg.kind->k), S = lc.data.K / kI;
+        f.inputs.emplace_back("instruction chain",
+                              "K = " + std::to_string(lc.data.K) + " is " + std::to_string(S) + " instructions of " +
+                                  std::to_string(kI) + "; provide " + steps + ".npy (float32 [" + std::to_string(S) +
+                                  ", M, N], the accumulator after each instruction, before alpha) to name the one that differs");
       }
       cc.status = any_error    ? CaseCheck::Error
                   : any_differ ? CaseCheck::Differ
@@ -370,6 +450,11 @@ std::string check_report_json(const CheckReport& r) {
         d["row"] = f.row;
         d["col"] = f.col;
         if (f.padding) d["padding"] = true;
+        if (f.instruction) {
+          const size_t kI = f.shape.size() == 3 && c.K ? c.K / f.shape[0] : 0;
+          d["instruction"] = *f.instruction;
+          d["k_columns"] = {*f.instruction * kI, (*f.instruction + 1) * kI};
+        }
         d["expected"] = f.dtype == "uint8" ? hex_row(&f.expected_bits, 1, 2) : io::hex32(f.expected_bits);
         d["got"] = f.dtype == "uint8" ? hex_row(&f.got_bits, 1, 2) : io::hex32(f.got_bits);
         if (f.dtype == "float32") {
@@ -415,7 +500,8 @@ std::vector<std::string> format_case_check(const CaseCheck& c) {
     if (f.status != FileCheck::Differ) continue;
     const bool u8 = f.dtype == "uint8";
     std::string l = ind + f.path + ": " + std::to_string(f.differing) + " of " + std::to_string(f.elements) +
-                    " elements differ; first " + (f.shape.size() == 2 ? pos(f.row, f.col) + " (index " + std::to_string(f.index) + ")"
+                    " elements differ; first " + (f.instruction ? "instruction " + std::to_string(*f.instruction) + " " + pos(f.row, f.col) + " (index " + std::to_string(f.index) + ")"
+                                                  : f.shape.size() == 2 ? pos(f.row, f.col) + " (index " + std::to_string(f.index) + ")"
                                                                       : "byte " + std::to_string(f.index) +
                                                                             (f.padding ? " (atom padding)" : " = scale " + pos(f.row, f.col)));
     if (f.dtype == "float32") {

@@ -1,7 +1,8 @@
 // Checking outputs that someone else's kernel produced against a golden vector suite
 // (`fp4sim check SUITE --results DIR`, docs/vectors.md#checking-your-kernels-outputs).
 //
-// DIR mirrors the suite's layout. The *expected outputs* of a case are its d_<model>.npy files and,
+// DIR mirrors the suite's layout. The *expected outputs* of a case are its d_<model>.npy files, the
+// per-instruction accumulators d_<model>_steps.npy of chained cases (manifest "expected_steps"), and,
 // for operands quantized from floats (source "float"), the quantizer's outputs: <x>_codes.npy,
 // <x>_packed.npy, <x>_scales.npy, <x>_scales_atom.npy. Every one of them found under DIR (same
 // relative path) is compared bit for bit with the suite's; the other files under DIR (inputs, C,
@@ -34,6 +35,8 @@ struct FileCheck {
   size_t index = 0;             // flat index
   size_t row = 0, col = 0;      // its position ([M, N] for D, [rows, K] codes, [rows, K/block] scales)
   bool padding = false;         // scales_atom: a zero-padding byte of the atom (row/col are past the matrix)
+  // d_<model>_steps ([S, M, N]): the first differing instruction s (row/col are then m, n).
+  std::optional<size_t> instruction;
   uint32_t expected_bits = 0, got_bits = 0;
   std::optional<uint64_t> ulp;  // float32 outputs: distance in units in the last place (none if a NaN)
   // What produced the element, where the suite has it: (name, value) such as
