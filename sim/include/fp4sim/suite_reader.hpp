@@ -611,6 +611,10 @@ struct CaseInfo {
   OperandInfo a, b;
   std::string c;
   std::vector<std::pair<std::string, std::string>> expected;  // model -> path, in manifest order
+  // Chained models with K > instruction_k: model -> path of d_<model>_steps.npy, float32
+  // [K / instruction_k, M, N], the accumulator after each instruction before alpha (optional: empty
+  // for suites written without it).
+  std::vector<std::pair<std::string, std::string>> expected_steps;
   std::vector<std::string> rows, cols;                        // corner cases: what each row stands for
   bool scale_words() const { return kind == "hif4"; }        // HiF4: uint32 scale words
 };
@@ -729,6 +733,10 @@ inline Manifest parse_manifest(const std::string& text, const std::string& name 
         const Json& ex = cj.at("expected");
         if (!ex.is_object()) throw Error("\"expected\" is not an object");
         for (const auto& kv : ex.members()) c.expected.emplace_back(kv.first, kv.second.as_string());
+        if (const Json* st = cj.find("expected_steps")) {
+          if (!st->is_object()) throw Error("\"expected_steps\" is not an object");
+          for (const auto& kv : st->members()) c.expected_steps.emplace_back(kv.first, kv.second.as_string());
+        }
         c.rows = detail::strings(cj.find("rows"));
         c.cols = detail::strings(cj.find("cols"));
       } catch (const Error& e) {
@@ -756,6 +764,8 @@ struct CaseData {
   std::vector<float> c;  // [M, N]
   float alpha = 1.0f;
   std::vector<std::pair<std::string, std::vector<uint32_t>>> expected;  // model -> D [M, N] FP32 bits
+  // model -> [S, M, N] FP32 bits of the accumulator after each instruction (CaseInfo::expected_steps)
+  std::vector<std::pair<std::string, std::vector<uint32_t>>> expected_steps;
 };
 
 class Suite {
@@ -802,6 +812,9 @@ class Suite {
     operand(c, c.b, c.N, nblk, c.elem_b, d.b);
     d.c = need(c.c, "float32", {c.M, c.N}).values<float>();
     for (const auto& e : c.expected) d.expected.emplace_back(e.first, need(e.second, "float32", {c.M, c.N}).values<uint32_t>());
+    const size_t S = c.K / static_cast<size_t>(c.instruction_k);
+    for (const auto& e : c.expected_steps)
+      d.expected_steps.emplace_back(e.first, need(e.second, "float32", {S, c.M, c.N}).values<uint32_t>());
     return d;
   }
 
