@@ -525,23 +525,41 @@ size_t alpha_early_differences(const VectorCase& v) {
   return diff;
 }
 
-// Non-unit alpha: random codes under four epilogue scales (negative, not a power of two; overflowing
-// to Inf; giving FP32 subnormals; an NVFP4-like product of two global scales).
+// Non-unit alpha: random codes under four epilogue scales — negative and not a power of two; one
+// that overflows about half the outputs to Inf and one that makes them FP32 subnormals (both set from
+// the median exponent of the case's D, so that some outputs stay on the other side); a product of two
+// NVFP4 global scales. The codes' seed moves on until applying alpha early changes an output.
 std::vector<VectorCase> alpha_cases(const MmaConfig& cfg) {
-  struct A {
-    float alpha;
-    const char* what;
-  };
-  static const A kAlphas[] = {{-1.0f / 3.0f, "alpha = -RN(1/3): negative, not a power of two"},
-                              {0x1.8p+120f, "alpha = 1.5 * 2^120: outputs with |acc| >= 2^7 overflow to Inf"},
-                              {0x1.4p-133f, "alpha = 1.25 * 2^-133: FP32 subnormal outputs"},
-                              {(1.0f / 2688.0f) * (3.0f / 2688.0f), "alpha = RN(RN(1/2688) * RN(3/2688)): a product of NVFP4 global scales"}};
+  static const char* const kWhat[] = {"alpha = -RN(1/3): negative, not a power of two",
+                                      "alpha = 1.5 * 2^(127 - e): outputs above the median exponent e overflow to Inf",
+                                      "alpha = 1.25 * 2^(-133 - e): FP32 subnormal outputs",
+                                      "alpha = RN(RN(1/2688) * RN(3/2688)): a product of NVFP4 global scales"};
   std::vector<VectorCase> out;
-  for (size_t i = 0; i < std::size(kAlphas); ++i) {
-    VectorCase v = random_case(cfg, 4, 4, 1, i, "alpha", kAlphas[i].what);
-    v.alpha = kAlphas[i].alpha;
-    for (size_t m = 0; m < v.M; ++m) v.row_notes.push_back(std::string("random codes; ") + kAlphas[i].what);
-    out.push_back(std::move(v));
+  for (uint64_t i = 0; i < std::size(kWhat); ++i) {
+    for (uint64_t seed = i;; seed += std::size(kWhat)) {
+      if (seed > 64 * std::size(kWhat)) throw std::logic_error("vectors: no alpha case that separates early alpha");
+      VectorCase v = random_case(cfg, 4, 4, 1, seed, "alpha", kWhat[i]);
+      fill_expected(v, 1, {cfg.kind->hardware_model});
+      std::vector<int> exps;
+      for (float d : v.expected[0])
+        if (std::isfinite(d) && d != 0.0f) exps.push_back(std::ilogb(d));
+      std::sort(exps.begin(), exps.end());
+      const int e = exps.empty() ? 0 : exps[exps.size() / 2];
+      switch (i) {
+        case 0: v.alpha = -1.0f / 3.0f; break;
+        case 1: v.alpha = std::ldexp(1.5f, std::clamp(127 - e, -126, 127)); break;
+        case 2: v.alpha = std::ldexp(1.25f, std::clamp(-133 - e, -149, 127)); break;
+        default: v.alpha = (1.0f / 2688.0f) * (3.0f / 2688.0f); break;
+      }
+      fill_expected(v, 1, {cfg.kind->hardware_model});
+      if (alpha_early_differences(v) == 0) continue;
+      v.row_notes.assign(v.M, std::string("random codes; ") + kWhat[i]);
+      v.models.clear();
+      v.expected.clear();
+      v.steps.clear();
+      out.push_back(std::move(v));
+      break;
+    }
   }
   return out;
 }

@@ -65,7 +65,7 @@ class CheckTest : public ::testing::Test {
   static fs::path suite() { return *dir_ / "s"; }
   static const Json& manifest() { return *manifest_; }
 
-  // The expected outputs of every case (d_<model>, and the quantizer's files of float operands),
+  // The expected outputs of every case (d_<model>, d_<model>_steps, and the quantizer's files of float operands),
   // copied into a fresh results directory `name`, the way a kernel team lays out its outputs.
   fs::path copy_outputs(const std::string& name) const {
     const fs::path r = *dir_ / name;
@@ -73,6 +73,8 @@ class CheckTest : public ::testing::Test {
     for (const auto& c : manifest()["cases"]) {
       std::vector<std::string> rel;
       for (const auto& [m, p] : c["expected"].items()) rel.push_back(p.get<std::string>());
+      if (c.contains("expected_steps"))
+        for (const auto& [m, p] : c["expected_steps"].items()) rel.push_back(p.get<std::string>());
       for (const char* side : {"a", "b"})
         if (c[side]["source"] == "float")
           for (const char* k : {"codes", "packed", "scales", "scales_atom"})

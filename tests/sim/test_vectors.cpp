@@ -106,7 +106,7 @@ void expect_replay_error(const Result& r, const std::string& id, const std::stri
 TEST(VectorSuites, EverySuiteWritesAndReplaysOnGolden) {
   Dir d("vectors");
   const std::vector<std::pair<std::string, std::string>> suites = {
-      {"smoke", ""}, {"corners", ""}, {"random", " --size 5 --seed 3"}, {"llm", " --size 64 --seed 2"}};
+      {"smoke", ""}, {"corners", ""}, {"random", " --size 5 --seed 3"}, {"llm", " --size 64 --seed 2"}, {"quant", " --seed 4"}};
   for (const auto& [name, extra] : suites) {
     SCOPED_TRACE(name);
     const Result w = d.run("vectors --suite " + name + " --out " + name + extra);
@@ -332,7 +332,7 @@ TEST(VectorCorners, EveryClassForEveryKind) {
   std::map<std::string, std::set<std::string>> classes;
   for (const VectorCase& c : corners()) classes[config_tag(c.cfg)].insert(c.cls);
   const std::set<std::string> base = {"nan_scale",  "huge_scale", "tiny_scale",       "c_dominating", "exact_cancellation",
-                                      "k_chaining", "inf_c",      "subnormal_result"};
+                                      "k_chaining", "inf_c",      "subnormal_result", "alpha"};
   const std::vector<std::string> tags = {"mxf4",          "mxf4nvf4-ue4m3-b16", "mxf4nvf4-ue8m0-b32",
                                          "mxf8f6f4-e4m3", "mxf8f6f4-e5m2",      "mxf8f6f4-e2m3",
                                          "mxf8f6f4-e3m2", "mxf8f6f4-e2m1",      "hif4"};
