@@ -184,6 +184,7 @@ int cmd_quantize(const Invocation& inv) {
                   {"rht", p.opt.rht},
                   {"rht_bf16", p.opt.rht_bf16},
                   {"rht_signs", p.opt.rht == 0 ? "none" : p.opt.rht == 16 ? "te-fixed-16" : "seeded"},
+                  {"convention", convention_name(p.opt.convention)},
                   {"force", p.force}};
   m["options_without_effect"] = not_applicable;
   m["input"] = {{"file", p.input.string()},
