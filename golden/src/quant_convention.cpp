@@ -126,9 +126,13 @@ void quantize_nvfp4_conv(const ConventionInfo& ci, const float* x, size_t rows, 
     }
     if (ci.zero_block_scale != 0.0f && s == 0.0f) s = ci.zero_block_scale;
     s = clamp_keep_nan(s, ci.min_block_scale, 448.0f);
-    const uint8_t sc = std::isnan(s) ? uint8_t{0x7F} : static_cast<uint8_t>(encode(kE4M3, s, Rounding::Rne, true));
+    // torch's float8 cast keeps a NaN's sign (0/0 gives x86's negative default NaN -> 0xFF), and
+    // its float8 -> float of the NaN code gives sign | 0x7FF00000, which later NaNs carry along.
+    const uint8_t sc = std::isnan(s) ? static_cast<uint8_t>(std::signbit(s) ? 0xFF : 0x7F)
+                                     : static_cast<uint8_t>(encode(kE4M3, s, Rounding::Rne, true));
     q.scales[b] = sc;
-    const float sf = std::isnan(s) ? s : static_cast<float>(decode(kE4M3, sc));
+    const float sf = std::isnan(s) ? u2f((sc & 0x80u ? 0x80000000u : 0u) | 0x7FF00000u)
+                                   : static_cast<float>(decode(kE4M3, sc));
     uint8_t* cb = q.codes.data() + b * 16;
     for (size_t i = 0; i < 16; ++i) {
       if (ci.elem_scale == CI::ElemScale::ReciprocalOfDecThenDivide) {

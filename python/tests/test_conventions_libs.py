@@ -103,3 +103,17 @@ def test_modelopt_mxfp8(tmp_path):
     qt, s = MXFP8QTensor.quantize(torch.from_numpy(x))
     compare(*fp4sim(tmp_path, x, "mxfp8-e4m3", "modelopt", "--scale-rule", "ceil"),
             qt._quantized_data.view(torch.uint8).numpy(), s.numpy())
+
+
+@pytest.mark.parametrize("convention", ["torchao", "modelopt"])
+def test_nvfp4_all_zero_tensor(tmp_path, convention):
+    """S_dec = 0: both libraries divide 0 by 0; the NaN scales and the codes it leaves must match."""
+    x = np.zeros((2, 32), np.float32)
+    x[0, 3] = -0.0
+    t = torch.from_numpy(x)
+    if convention == "torchao":
+        s, d = nvfp4_quantize(t, 16, per_tensor_amax_to_scale(torch.max(torch.abs(t))))
+    else:
+        qt, s, _ = NVFP4QTensor.quantize(t.clone(), 16)
+        d = qt._quantized_data
+    compare(*fp4sim(tmp_path, x, "nvfp4", convention), unpack4(d), s.view(torch.uint8).numpy())
