@@ -263,6 +263,7 @@ std::array<std::pair<QuantOptions, QuantOptions>, 3> linear_operand_options(cons
   base.rht_seed = r.seed;
   base.pts = r.format == RecipeFormat::Nvfp4 ? r.pts : true;
   base.scale_rule = r.scale_rule;
+  base.convention = r.convention;
   QuantOptions weight = base;
   weight.two_d = r.two_d_weights;
   QuantOptions grad_dgrad = base, grad_wgrad = base, act_wgrad = base;

@@ -1181,6 +1181,23 @@ void quantize(BlockFormat f, std::span<const float> x_in, size_t rows, size_t co
     q.scale_words.clear();
     q.scales.resize(nb);
   }
+  q.convention = opt.convention;
+  if (opt.convention != Convention::Te) {
+    check_convention(opt.convention, f, opt);
+    if (rows == 0) return;
+    // The other libraries' quantizers run on the portable path, after the RHT when it is on.
+    std::vector<float> rotated;
+    const float* xin = x_in.data();
+    if (opt.rht != 0) {
+      std::vector<int8_t> sg;
+      rht_signs(opt.rht, opt.rht_seeded || opt.rht != 16, opt.rht_seed, sg);
+      rotated.resize(x_in.size());
+      rht_apply_to(x_in, std::span<float>(rotated), cols, opt.rht, sg, opt.rht_bf16);
+      xin = rotated.data();
+    }
+    quantize_convention(f, xin, rows, cols, opt, q);
+    return;
+  }
   if (rows == 0) return;
 
   // Fixed chunks of whole rows, a multiple of 16 (NVFP4 2D tiles never straddle two), about
@@ -1324,9 +1341,18 @@ std::vector<float> dequantize(const Quantized& q) {
       std::fill(ob, ob + B, std::numeric_limits<float>::quiet_NaN());
       continue;
     }
-    if (q.format == BlockFormat::Nvfp4) {  // TE: q * float(sdec_b8) * S_dec, FP32 left to right
+    if (q.format == BlockFormat::Nvfp4) {
+      const ConventionInfo& ci = convention_info(q.convention);
       const float sf = static_cast<float>(s);
-      for (size_t i = 0; i < B; ++i) ob[i] = et.v[cb[i]] * sf * q.global_scale;
+      if (ci.dequant_scale_first) {  // torchao, ModelOpt: q * (float(sdec_b8) * S_dec)
+        const float t = sf * q.global_scale;
+        for (size_t i = 0; i < B; ++i) {
+          const float v = et.v[cb[i]];
+          ob[i] = (ci.decode_neg_zero_positive && v == 0.0f ? 0.0f : v) * t;
+        }
+      } else {  // TE: q * float(sdec_b8) * S_dec, FP32 left to right
+        for (size_t i = 0; i < B; ++i) ob[i] = et.v[cb[i]] * sf * q.global_scale;
+      }
     } else if (fi.scale_word32) {
       const uint32_t w = q.scale_words[b];
       for (size_t i = 0; i < B; ++i) {  // exact: <= 6 significant bits

@@ -162,6 +162,11 @@ FP4SIM_INLINE void prefetch_ahead(const float* p, size_t n_left, size_t bytes) {
   for (size_t l = 0; l < bytes; l += 64) __builtin_prefetch(q + l, 0, 3);
 }
 
+// Conventions other than TE (quant_convention.cpp), portable scalar code: NVFP4 or MX over the
+// whole [rows, cols] tensor x into q (sized by the caller); opt.convention != Te, checked.
+void quantize_convention(BlockFormat f, const float* x, size_t rows, size_t cols, const QuantOptions& opt,
+                         Quantized& q);
+
 // ---------------------------------------------------------------------------------------------
 // AVX-512 kernels (quant_avx512.cpp), called only where cpu_has_avx512() holds. Same arguments
 // and the same bits as the AVX2 kernels of quant.cpp.

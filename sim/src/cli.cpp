@@ -258,7 +258,10 @@ void add_quant_options(po::options_description& od) {
       ("2d", po::bool_switch(), "nvfp4: one scale per 16x16 tile")
       ("rht", po::value<std::string>()->value_name("N"),
        "random Hadamard transform of size N (power of two) along the last axis first; 0 = off")
-      ("rht-bf16", po::bool_switch(), "round the RHT output to BF16 (as TransformerEngine does)");
+      ("rht-bf16", po::bool_switch(), "round the RHT output to BF16 (as TransformerEngine does)")
+      ("convention", po::value<std::string>()->value_name("LIB"),
+       "whose quantizer the codes match: te (TransformerEngine, default), torchao, modelopt "
+       "(docs/formats.md, Conventions)");
 }
 
 QuantOptions parse_quant_options(const po::variables_map& vm, BlockFormat f) {
@@ -296,6 +299,16 @@ QuantOptions parse_quant_options(const po::variables_map& vm, BlockFormat f) {
   o.rht_bf16 = vm.count("rht-bf16") && vm["rht-bf16"].as<bool>();
   if (o.rht_bf16 && o.rht == 0) throw UsageError("--rht-bf16 needs --rht N");
   o.rht_seed = o.seed;  // one seed for SR bits and RHT signs, as in `fp4sim quantize`
+  if (vm.count("convention")) {
+    const std::string c = vm["convention"].as<std::string>();
+    if (!parse_convention(c, o.convention))
+      throw UsageError("--convention: unknown library '" + c + "' (expected te, torchao or modelopt)");
+    try {
+      check_convention(o.convention, f, o);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("--convention ") + c + ": " + e.what());
+    }
+  }
   return o;
 }
 

@@ -107,6 +107,9 @@ int cmd_linear(const Invocation& inv) {
       ("rht", po::value<std::string>()->value_name("N|off"), "RHT size on both Wgrad operands")
       ("2d", po::value<std::string>()->value_name("on|off"), "nvfp4 16x16 weight tiles")
       ("scale-rule", po::value<std::string>()->value_name("RULE"), "mxfp4 scale rule: floor or ceil")
+      ("convention", po::value<std::string>()->value_name("LIB"),
+       "whose quantizer every operand follows: te (default), torchao, modelopt; not a training recipe: "
+       "torchao and modelopt have no SR or 2D, so pair it with --sr off --2d off")
       ("ablation", po::bool_switch(), "run every paper recipe with each stabilizer switched, one row each")
       ("json", po::value<std::string>()->value_name("FILE"), "also write the results as JSON (atomically)")
       ("force", po::bool_switch(), "replace FILE if it already exists")
@@ -115,7 +118,7 @@ int cmd_linear(const Invocation& inv) {
   if (!parse_options(inv, kUsage, od, vm)) return kExitOk;
 
   const bool ablation = vm["ablation"].as<bool>();
-  for (const char* o : {"recipe", "model", "pts", "sr", "rht", "2d", "scale-rule"})
+  for (const char* o : {"recipe", "model", "pts", "sr", "rht", "2d", "scale-rule", "convention"})
     if (ablation && vm.count(o)) throw UsageError(std::string("--ablation fixes the recipes; it cannot be combined with --") + o);
   const bool from_files = vm.count("x") || vm.count("w") || vm.count("dy");
   if (from_files && !(vm.count("x") && vm.count("w") && vm.count("dy")))
@@ -150,6 +153,12 @@ int cmd_linear(const Invocation& inv) {
       if (r.format != RecipeFormat::Mxfp4) throw UsageError("--scale-rule applies to mxfp4 recipes only, not " + fmt);
       const std::string s = vm["scale-rule"].as<std::string>();
       if (!parse_scale_rule(s, r.scale_rule)) throw UsageError("--scale-rule: unknown rule '" + s + "' (expected floor or ceil)");
+    }
+    if (vm.count("convention")) {
+      const std::string c = vm["convention"].as<std::string>();
+      if (!parse_convention(c, r.convention))
+        throw UsageError("--convention: unknown library '" + c + "' (expected te, torchao or modelopt)");
+      if (r.format == RecipeFormat::Bf16) throw UsageError("--convention does not apply to bf16");
     }
     if (vm.count("sr")) {
       if (r.format == RecipeFormat::Bf16) throw UsageError("--sr does not apply to bf16");

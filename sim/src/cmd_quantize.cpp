@@ -24,7 +24,7 @@ namespace po = boost::program_options;
 constexpr const char* kUsage =
     "quantize --format F --input X.npy --out DIR [--rounding rne|rna|rz|sr] [--seed S]\n"
     "         [--stream N] [--scale-rule floor|ceil] [--pts on|off] [--2d] [--rht N]\n"
-    "         [--rht-bf16] [--threads T] [--force] [--durable]";
+    "         [--rht-bf16] [--convention te|torchao|modelopt] [--threads T] [--force] [--durable]";
 
 std::string format_list() {
   std::string s;
@@ -184,6 +184,7 @@ int cmd_quantize(const Invocation& inv) {
                   {"rht", p.opt.rht},
                   {"rht_bf16", p.opt.rht_bf16},
                   {"rht_signs", p.opt.rht == 0 ? "none" : p.opt.rht == 16 ? "te-fixed-16" : "seeded"},
+                  {"convention", convention_name(p.opt.convention)},
                   {"force", p.force}};
   m["options_without_effect"] = not_applicable;
   m["input"] = {{"file", p.input.string()},

@@ -93,6 +93,7 @@ struct LinearRecipe {
   bool sr_gradients = false;        // SR for dY (Dgrad) and dY^T (Wgrad); everything else RNE
   int rht_wgrad = 0;                // RHT size on both Wgrad operands (along tokens); 0 = off
   ScaleRule scale_rule = ScaleRule::Floor;  // mxfp4 scale rule
+  Convention convention = Convention::Te;   // whose quantizer every operand follows (quant.hpp)
   std::optional<Model> model;       // nullopt = the kind's hardware model (bf16: exact)
   uint64_t seed = 0;                // SR bits and seeded RHT signs (sizes other than 16)
 };

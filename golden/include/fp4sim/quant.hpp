@@ -51,6 +51,40 @@ enum class Convention : uint8_t { Te, Torchao, Modelopt };
 std::string_view convention_name(Convention c);  // "te", "torchao", "modelopt"
 bool parse_convention(std::string_view s, Convention& out);
 
+struct QuantOptions;
+
+// The choices of one library's quantizer, as data (golden/src/quant_convention.cpp holds the
+// rows; docs/formats.md "Conventions" cites the source line of each). All arithmetic FP32 RN.
+struct ConventionInfo {
+  Convention id;
+  std::string_view name;
+  uint32_t formats;             // bit (1 << BlockFormat) per format the library quantizes
+  bool amax_ignores_nan;        // TE: fmaxf amax; torch.amax / torch.max propagate NaN
+  // NVFP4 tensor scale: TE S_dec = 1 / (2688 / amax); torchao, ModelOpt S_dec = amax / 2688.
+  enum class TensorScale : uint8_t { EncodeThenReciprocal, AmaxOver2688 } tensor_scale;
+  // NVFP4 block scale before the E4M3 cast: TE amax * (S_enc * RN(1/6)); torchao
+  // (amax / 6) / S_dec; ModelOpt amax / (6 * S_dec).
+  enum class BlockScale : uint8_t { TeProduct, SixthThenDivide, DivideBySixDec } block_scale;
+  float zero_block_scale;       // replaces a block scale of exactly 0 (ModelOpt 1.0); 0 = none
+  float min_block_scale;        // clamp before the cast (torchao 2^-6, ModelOpt 2^-9); 0 = none
+  // NVFP4 element scaling: TE x * min(1 / (s * S_dec), FLT_MAX); torchao x * ((1 / S_dec) / s);
+  // ModelOpt x / (s * S_dec).
+  enum class ElemScale : uint8_t { TeReciprocal, ReciprocalOfDecThenDivide, Divide } elem_scale;
+  bool sign_from_bit;           // code sign = the FP32 sign bit (so -0.0 -> -0); else x < 0
+  bool dequant_scale_first;     // dequant q * (s * S_dec) instead of (q * s) * S_dec
+  bool decode_neg_zero_positive;  // the library decodes the E2M1 code 0x8 as +0.0
+  // MX block scale: Exact = fp4sim's floor / ceil (SPEC 2.1); Torchao = torchao's FLOOR (FP32
+  // exponent field, divisor at least 2^-126) and RCEIL (ceil(log2(RN(amax / max))), code 0
+  // scales by 1); CeilLog2 = ModelOpt's ceil(log2(RN(amax / max))) clamped to [-127, 127].
+  enum class MxScale : uint8_t { Exact, Torchao, CeilLog2 } mx_scale;
+  bool mxfp4_ties_down;         // ModelOpt MXFP4: a tie goes to the smaller magnitude
+  bool mxfp4_zero_negative;     // ModelOpt MXFP4: every element that is not > 0 gets the sign bit
+};
+const ConventionInfo& convention_info(Convention c);
+// Throws std::invalid_argument (one line) when the convention's library does not quantize f or
+// does not have the requested option (rounding other than rne, 2D scaling).
+void check_convention(Convention c, BlockFormat f, const QuantOptions& opt);
+
 struct QuantOptions {
   Rounding rounding = Rounding::Rne;
   uint64_t seed = 0;          // Sr: Philox key (SPEC §3)
@@ -99,6 +133,7 @@ struct Quantized {
   std::vector<uint32_t> scale_words;  // rows * cols/64 HiF4 scale words
   float global_scale = 1.0f;          // NVFP4 S_dec (1 when PTS is off)
   float amax = 0.0f;                  // NVFP4 tensor amax (after RHT) that produced S_enc
+  Convention convention = Convention::Te;  // whose dequantization dequantize() follows
   QuantWorkspace workspace;           // scratch of the reusing quantize() overload, not a result
   size_t num_blocks() const { return rows * (cols / static_cast<size_t>(info(format).block)); }
 };
