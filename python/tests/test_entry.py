@@ -181,21 +181,21 @@ def test_packed_bytes_viewed_as_float4_are_refused_not_halved():
     """Packed nibbles viewed as float4_e2m1fn read (in ml_dtypes) as their low nibbles only: passed
     as codes they would make K half the element count. fp4sim refuses them, naming the packing."""
     rng = np.random.default_rng(1)
-    codes = rng.integers(0, 16, (2, 64), dtype=np.uint8)
+    codes = rng.integers(0, 16, (2, 128), dtype=np.uint8)
     codes[:, 1] = 0x9  # an odd element with a non-zero nibble in every row
-    packed = fp4sim.pack_nibbles(codes)
+    packed = fp4sim.pack_nibbles(codes)  # [2, 64]: 64 bytes would pass for K = 64 codes
     view = packed.view(ml.float4_e2m1fn)
-    scales = np.full((2, 2), 127, np.uint8)
+    scales = np.full((2, 4), 127, np.uint8)
     with pytest.raises(ValueError, match=r"^a: float4_e2m1fn byte 0x9.* at \[0, 0\] has bits above its 4-bit code: "
                                          r"two E2M1 codes packed per byte"):
-        fp4sim.mma(view, view, scales[:, :1], scales[:, :1], kind="mxf4")
+        fp4sim.mma(view, view, scales[:, :2], scales[:, :2], kind="mxf4")
     with pytest.raises(ValueError, match="codes packed per byte"):
-        fp4sim.dequantize(view, scales[:, :1], format="mxfp4")
+        fp4sim.dequantize(view, scales[:, :2], format="mxfp4")
     with pytest.raises(ValueError, match=r"codes must be unpacked, one per byte"):
-        fp4sim.mma(packed, packed, scales[:, :1], scales[:, :1], kind="mxf4")
-    # Unpacked, the same bytes are the 64 codes they hold: D equals the uint8-codes product.
+        fp4sim.mma(packed, packed, scales[:, :2], scales[:, :2], kind="mxf4")
+    # Unpacked, the same bytes are the 128 codes they hold: D equals the uint8-codes product.
     unpacked = fp4sim.unpack_nibbles(packed, dtype="e2m1")
-    assert unpacked.shape == (2, 64)
+    assert unpacked.shape == (2, 128)
     d = fp4sim.mma(unpacked, unpacked, scales, scales, kind="mxf4")
     assert np.array_equal(d, fp4sim.mma(codes, codes, scales, scales, kind="mxf4", elem="e2m1"))
 
