@@ -631,6 +631,8 @@ def vectors(suite: str, out, seed: int | None = None, size: int | None = None, f
         _core.vectors(suite, out_s, s, n, nthreads, bool(force), argv)
     except ValueError as e:
         raise ValueError(f"--size: {e}") from None
+    except OSError as e:  # the CLI's message, with this function's keyword for --force
+        raise OSError(str(e).replace("use --force", "use force=True")) from None
     return load_suite(out_s)
 
 

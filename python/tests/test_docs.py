@@ -63,6 +63,12 @@ def _env(cli: str | None) -> dict:
         path.insert(0, os.path.dirname(os.path.abspath(cli)))
     env["PATH"] = os.pathsep.join(path)
     env.pop("FP4SIM_CLI", None)  # the blocks find the command as a user's shell does
+    # The package under test (build tree or installed), whatever folder a block runs in.
+    import fp4sim
+
+    pp = [str(Path(fp4sim.__file__).resolve().parents[1])]
+    pp += [os.path.abspath(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env["PYTHONPATH"] = os.pathsep.join(pp)
     return env
 
 
