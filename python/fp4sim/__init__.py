@@ -11,6 +11,12 @@ C-contiguous inputs of the expected dtype are read in place, and results are num
 the C++ buffers (nothing copied). ml_dtypes arrays (float4_e2m1fn, float6_e2m3fn, float6_e3m2fn,
 float8_e4m3fn, float8_e5m2, float8_e8m0fnu, bfloat16) are accepted wherever codes, scales or BF16
 inputs are, and ``Quantized.codes_as_ml_dtypes()`` / ``scales_as_ml_dtypes()`` give them back.
+A torch.float4_e2m1fn_x2 tensor is two E2M1 codes per byte (low nibble = even element) and is
+unpacked where codes go in.
+
+Suites: vectors() writes a golden vector suite as `fp4sim vectors` does, load_suite() reads one,
+save_result() stores a kernel's output in a results folder, check() compares that folder with the
+suite bit for bit (docs/vectors.md).
 """
 
 from __future__ import annotations

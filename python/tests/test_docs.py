@@ -100,7 +100,8 @@ def test_every_block_runs_verbatim(doc, tmp_path):
                                text=True, timeout=600)
         else:
             p = _doctest(text, tmp_path, where)
-        assert p.returncode == 0, f"{where} failed ({p.returncode}):\n{text}\n--- stdout\n{p.stdout}\n--- stderr\n{p.stderr}"
+        assert p.returncode == 0, (f"{where} failed ({p.returncode}):\n{text}\n--- stdout\n{p.stdout}\n"
+                                   f"--- stderr\n{p.stderr}")
         ran.append(where)
     if doc == "python.md":  # it teaches the loop: at least its Python examples must be there to run
         assert sum("(python)" in w for w in ran) >= 3, ran
@@ -129,6 +130,7 @@ def test_full_loop_example(tmp_path):
     cli = _cli() or shutil.which("fp4sim")
     if cli is None:
         pytest.skip("fp4sim CLI not built (set FP4SIM_CLI)")
-    p = subprocess.run([sys.executable, str(REPO / "examples" / "python" / "full_loop.py"), "--keep", str(tmp_path / "w")],
-                       env=_env(cli), capture_output=True, text=True, timeout=600)
+    script = REPO / "examples" / "python" / "full_loop.py"
+    p = subprocess.run([sys.executable, str(script), "--keep", str(tmp_path / "w")], env=_env(cli), capture_output=True,
+                       text=True, timeout=600)
     assert p.returncode == 0 and "full_loop: OK" in p.stdout, p.stdout + p.stderr
