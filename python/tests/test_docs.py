@@ -56,6 +56,14 @@ def blocks(doc: str) -> list[tuple[int, str, str]]:
     return out
 
 
+def _docs_cli() -> str | None:
+    """$FP4SIM_CLI when set; else the fp4sim on PATH (what pip installed: scripts/package_check.sh
+    runs this file that way); else the build tree's."""
+    if os.environ.get("FP4SIM_CLI"):
+        return _cli()
+    return shutil.which("fp4sim") or _cli()
+
+
 def _env(cli: str | None) -> dict:
     env = dict(os.environ)
     path = [os.path.dirname(sys.executable)] + env.get("PATH", "").split(os.pathsep)
@@ -80,7 +88,7 @@ def test_skipped_blocks_exist_and_are_sh():
 
 @pytest.mark.parametrize("doc", DOCS)
 def test_every_block_runs_verbatim(doc, tmp_path):
-    cli = _cli() or shutil.which("fp4sim")
+    cli = _docs_cli()
     env = _env(cli)
     ran = []
     for line, lang, text in blocks(doc):
@@ -127,7 +135,7 @@ def _doctest(text: str, cwd: Path, where: str) -> _Result:
 
 def test_full_loop_example(tmp_path):
     """examples/python/full_loop.py, as docs/python.md runs it (the fp4sim command on PATH)."""
-    cli = _cli() or shutil.which("fp4sim")
+    cli = _docs_cli()
     if cli is None:
         pytest.skip("fp4sim CLI not built (set FP4SIM_CLI)")
     script = REPO / "examples" / "python" / "full_loop.py"
