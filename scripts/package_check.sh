@@ -5,7 +5,9 @@
 #   2. cmake --install build into build/install; examples/cpp_consumer configured and built against
 #      it (find_package), and once more with pkg-config alone; both run on a smoke suite
 #   3. `pip install .` into a venv (build/venv, --no-build-isolation: the pinned build tools of
-#      scripts/setup.sh, no network), then examples/python/full_loop.py with that venv's python
+#      scripts/setup.sh, no network), which also installs the `fp4sim` command into the venv's bin/;
+#      then, with only that venv's bin/ added to PATH and no FP4SIM_CLI, every code block of
+#      docs/python.md and docs/vectors.md (python/tests/test_docs.py) and examples/python/full_loop.py
 # Usage: scripts/package_check.sh [BUILD_DIR]   (default build; must be configured and built)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,5 +47,21 @@ echo "package_check: cmake --install, find_package and pkg-config consumers OK"
 [ -x "$B/venv/bin/python" ] || "$PY" -m venv --system-site-packages "$B/venv"
 "$B/venv/bin/python" -m pip install --disable-pip-version-check --no-build-isolation -q .
 (cd / && "$ROOT/$B/venv/bin/python" -c "import fp4sim; print('package_check: pip-installed fp4sim', fp4sim.__version__, 'from', fp4sim.__file__)")
-FP4SIM_CLI=$CLI "$B/venv/bin/python" examples/python/full_loop.py
+# The user's view: the venv's bin/ on PATH, nothing pointing into the build tree. The command found
+# must be the one pip installed, and the module imported the venv's.
+(
+  unset FP4SIM_CLI PYTHONPATH
+  PATH=$ROOT/$B/venv/bin:$PATH
+  export PATH
+  found=$(command -v fp4sim || true)
+  if [ "$found" != "$ROOT/$B/venv/bin/fp4sim" ]; then
+    echo "package_check: pip install . did not install the fp4sim command into $B/venv/bin (found: ${found:-none})" >&2
+    exit 1
+  fi
+  fp4sim --version
+  cd /tmp
+  python -c "import fp4sim, sys; sys.exit(0 if fp4sim.__file__.startswith('$ROOT/$B/venv/') else 'package_check: fp4sim imported from ' + fp4sim.__file__)"
+  python -m pytest -q -p no:cacheprovider --rootdir "$ROOT/python/tests" "$ROOT/python/tests/test_docs.py"
+  python "$ROOT/examples/python/full_loop.py"
+)
 echo "package_check: all passed in $(( $(date +%s) - t0 )) s"

@@ -504,11 +504,14 @@ bool parse_block_format(std::string_view name, BlockFormat& out) {
   return false;
 }
 
-std::string_view scale_rule_name(ScaleRule r) { return r == ScaleRule::Floor ? "floor" : "ceil"; }
+// ScaleRule::Ceil rounds the scale exponent up so that no element saturates: torchao and NVIDIA
+// (TransformerEngine, cuBLAS) call that rule RCEIL, so manifests record "rceil"; "ceil", fp4sim's
+// earlier name, is still read.
+std::string_view scale_rule_name(ScaleRule r) { return r == ScaleRule::Floor ? "floor" : "rceil"; }
 
 bool parse_scale_rule(std::string_view s, ScaleRule& out) {
   if (s == "floor") out = ScaleRule::Floor;
-  else if (s == "ceil") out = ScaleRule::Ceil;
+  else if (s == "rceil" || s == "ceil") out = ScaleRule::Ceil;
   else return false;
   return true;
 }

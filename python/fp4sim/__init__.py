@@ -11,11 +11,18 @@ C-contiguous inputs of the expected dtype are read in place, and results are num
 the C++ buffers (nothing copied). ml_dtypes arrays (float4_e2m1fn, float6_e2m3fn, float6_e3m2fn,
 float8_e4m3fn, float8_e5m2, float8_e8m0fnu, bfloat16) are accepted wherever codes, scales or BF16
 inputs are, and ``Quantized.codes_as_ml_dtypes()`` / ``scales_as_ml_dtypes()`` give them back.
+A torch.float4_e2m1fn_x2 tensor is two E2M1 codes per byte (low nibble = even element) and is
+unpacked where codes go in.
+
+Suites: vectors() writes a golden vector suite as `fp4sim vectors` does, load_suite() reads one,
+save_result() stores a kernel's output in a results folder, check() compares that folder with the
+suite bit for bit (docs/vectors.md).
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import warnings
 from typing import Any
 
@@ -29,12 +36,16 @@ __version__ = _core.__version__
 __all__ = [
     "quantize", "dequantize", "Quantized", "pack_nibbles", "unpack_nibbles", "scales_to_atom",
     "scales_from_atom", "mma", "gemm", "GemmResult", "load_suite", "check", "Suite", "Case", "Operand",
-    "SuiteError", "result_path", "save_result", "FORMATS", "KINDS", "ml_dtype",
+    "SuiteError", "result_path", "save_result", "vectors", "SUITES", "FORMATS", "KINDS", "ml_dtype",
 ]
 
 FORMATS: dict[str, dict] = {f["name"]: f for f in _core.block_formats()}
 KINDS: dict[str, dict] = {k["name"]: k for k in _core.mma_kinds()}
+SUITES: tuple[str, ...] = tuple(_core.suite_names())
 _MX = {n for n in FORMATS if n not in ("nvfp4", "hif4")}
+# MX scale rules: OCP's floor, and the truncation-free rule that rounds the scale exponent up,
+# which torchao and NVIDIA call RCEIL; "ceil" is accepted for it too. Values: the manifests' names.
+_SCALE_RULES = {"floor": "floor", "rceil": "rceil", "ceil": "rceil"}
 _MODELS = ("blackwell", "exact", "fp32-seq", "ascend-hif4")
 _U64 = (1 << 64) - 1
 _U32 = (1 << 32) - 1
@@ -90,11 +101,11 @@ def _quant_options(format: str, rounding, seed, stream, scale_rule, pts, two_d, 
     o["stream"] = 0 if stream is None else _uint("stream", stream, 0, _U32)
     o["scale_rule"] = "floor"
     if scale_rule is not None:
-        if scale_rule not in ("floor", "ceil"):
-            raise ValueError(f"--scale-rule: unknown rule '{scale_rule}' (expected floor or ceil)")
+        if scale_rule not in _SCALE_RULES:
+            raise ValueError(f"--scale-rule: unknown rule '{scale_rule}' (expected floor or rceil)")
         if format not in _MX:
             raise ValueError(f"--scale-rule applies to MX formats only, not {fi['name']}")
-        o["scale_rule"] = scale_rule
+        o["scale_rule"] = _SCALE_RULES[scale_rule]
     o["pts"] = True
     if pts is not None:
         o["pts"] = _on_off("pts", pts)
@@ -123,8 +134,11 @@ def _is_torch(x) -> bool:
     return type(x).__module__.split(".")[0] == "torch"
 
 
-def _numpy(x) -> np.ndarray:
-    """numpy view of x; torch CPU tensors without a copy (their bfloat16 / float8 as bit patterns)."""
+def _numpy(x, fp4x2: str = "unpack") -> np.ndarray:
+    """numpy view of x; torch CPU tensors without a copy (their bfloat16 / float8 as bit patterns).
+    torch.float4_e2m1fn_x2 holds two E2M1 codes per byte, element 2i in the low nibble (torch's and
+    PTX's order, SPEC §1): fp4x2="unpack" gives float4_e2m1fn codes [..., 2n] (one per byte, so
+    that K counts elements, not bytes); "raw" gives the packed bytes as uint8 [..., n]."""
     if _is_torch(x):
         import torch  # only reached when the caller already has torch
 
@@ -134,14 +148,27 @@ def _numpy(x) -> np.ndarray:
         if t.dtype == torch.bfloat16:
             return t.contiguous().view(torch.int16).numpy().view(np.uint16).view(_mld().bfloat16)
         name = str(t.dtype).removeprefix("torch.")
-        if name.startswith("float8") or name.startswith("float4"):
-            md = _mld()
-            target = {"float8_e4m3fn": "float8_e4m3fn", "float8_e5m2": "float8_e5m2",
-                      "float8_e8m0fnu": "float8_e8m0fnu", "float4_e2m1fn_x2": None}.get(name)
+        if name == "float4_e2m1fn_x2":
             raw = t.contiguous().view(torch.uint8).numpy()
-            return raw if target is None else raw.view(getattr(md, target))
+            return raw if fp4x2 == "raw" else _unpack_x2(raw)
+        if name.startswith("float8"):
+            target = {"float8_e4m3fn": "float8_e4m3fn", "float8_e5m2": "float8_e5m2",
+                      "float8_e8m0fnu": "float8_e8m0fnu"}.get(name)
+            if target is None:
+                raise ValueError(f"torch dtype {t.dtype} is no element or scale type of fp4sim")
+            return t.contiguous().view(torch.uint8).numpy().view(getattr(_mld(), target))
         return t.numpy()
     return np.asarray(x)
+
+
+def _unpack_x2(raw: np.ndarray) -> np.ndarray:
+    """Packed E2M1 pairs uint8 [..., n] -> float4_e2m1fn codes [..., 2n], low nibble first."""
+    if raw.ndim == 0:
+        raise ValueError("float4_e2m1fn_x2: need a tensor of rank >= 1 (pairs run along the last axis)")
+    codes = np.empty(raw.shape[:-1] + (2 * raw.shape[-1],), dtype=np.uint8)
+    codes[..., 0::2] = raw & 0x0F
+    codes[..., 1::2] = raw >> 4
+    return codes.view(_mld().float4_e2m1fn)
 
 
 @functools.cache
@@ -211,10 +238,19 @@ def _codes_input(x, name: str, want_bits: int | None = None, elem: str | None = 
         if from_dtype is None:
             raise ValueError(f"{name}: {name.upper()} must be uint8, got {_dtype_name(a)}")
         a = np.ascontiguousarray(a).view(np.uint8)
-        # ml_dtypes keeps sub-byte codes in the low bits; the padding bits are not part of the code.
+        # ml_dtypes keeps sub-byte codes in the low bits and ignores the bits above them, so a byte
+        # array of packed nibbles viewed as float4_e2m1fn reads as its even elements only: refused.
         bits = int(_core.elem_info(from_dtype)["bits"])
-        if bits < 8:
-            a = a & np.uint8((1 << bits) - 1)
+        high = np.flatnonzero(a.reshape(-1) >> bits) if bits < 8 else np.empty(0)
+        if high.size:
+            i = int(high[0])
+            cols = a.shape[-1] if a.ndim else 1
+            where = f"[{i // cols}, {i % cols}]" if a.ndim >= 2 else f"[{i}]"
+            packing = ("two E2M1 codes packed per byte (as torch.float4_e2m1fn_x2)? unpack them first: "
+                       "fp4sim.unpack_nibbles(packed), low nibble = even element" if bits == 4 else
+                       "its bits above the code must be zero")
+            raise ValueError(f"{name}: {_ML_NAMES[from_dtype]} byte 0x{int(a.reshape(-1)[i]):02x} at {where} has bits "
+                             f"above its {bits}-bit code: {packing}")
         if elem is not None and elem != from_dtype:
             raise ValueError(f"{name}: array dtype {_ML_NAMES[from_dtype]} holds {from_dtype} codes, not {elem}")
     return np.ascontiguousarray(a), from_dtype
@@ -372,7 +408,7 @@ def pack_nibbles(codes) -> np.ndarray:
 def unpack_nibbles(packed, cols: int | None = None, dtype=None) -> np.ndarray:
     """uint8 [..., P] -> codes [..., cols] (default 2P; an odd cols drops the last high nibble).
     dtype=None gives uint8 codes; dtype=ml_dtypes.float4_e2m1fn (or "e2m1") a view of that type."""
-    p = _numpy(packed)
+    p = _numpy(packed, fp4x2="raw")
     if p.dtype != np.uint8:
         raise ValueError(f"packed: must be uint8, got {_dtype_name(p)}")
     if p.ndim == 0:
@@ -568,3 +604,57 @@ def gemm(a, b, c=None, format: str = "nvfp4", model: str | None = None, rounding
         raise ValueError(f"a: {e}") from None
     return GemmResult(r, format, o)
 
+
+
+# ---- suites ----
+
+def vectors(suite: str, out, seed: int | None = None, size: int | None = None, force: bool = False,
+            threads: int = 0):
+    """`fp4sim vectors --suite SUITE --out OUT [--seed S] [--size N] [--force] [--threads T]`: writes
+    the same suite, file for file (the .npy files are byte-identical to the CLI's; the manifest's
+    command_line records this call), and returns it loaded (load_suite(out)). OUT's parent must
+    exist; an existing OUT needs force=True and is replaced atomically. seed: random, llm, smoke
+    (default 0); size: random M = N, llm tokens. Bad arguments raise ValueError with the CLI's
+    message; an unusable OUT raises OSError naming it."""
+    if suite not in SUITES:
+        names = ", ".join(SUITES[:-1]) + " or " + SUITES[-1]
+        raise ValueError(f"--suite: unknown suite '{suite}' (expected {names})")
+    s = 0
+    if seed is not None:
+        if suite == "corners":
+            raise ValueError("--seed: the corners suite is not random")
+        s = _uint("seed", seed, 0, _U64)
+    n = 0 if size is None else _uint("size", size, 1, 1 << 20)
+    nthreads = _threads(threads)
+    out_s = os.fspath(out)
+    if out_s == "":
+        raise ValueError("--out: empty directory name")
+    call = [f"suite={suite!r}", f"out={out_s!r}"]
+    call += [f"{k}={v!r}" for k, v in (("seed", seed), ("size", size)) if v is not None]
+    call += ["force=True"] if force else []
+    argv = [f"fp4sim.vectors({', '.join(call)})"]  # the manifest's command_line
+    try:
+        _core.vectors(suite, out_s, s, n, nthreads, bool(force), argv)
+    except ValueError as e:
+        raise ValueError(f"--size: {e}") from None
+    except OSError as e:  # the CLI's message, with this function's keyword for --force
+        raise OSError(str(e).replace("use --force", "use force=True")) from None
+    return load_suite(out_s)
+
+
+# ml_dtypes element and scale types, stored in a results folder as the suite's uint8 containers.
+_ML_CODE_TYPES = {"float4_e2m1fn": 4, "float6_e2m3fn": 6, "float6_e3m2fn": 6, "float8_e4m3fn": 8,
+                  "float8_e5m2": 8, "float8_e8m0fnu": 8}
+
+
+def _as_result_array(array, output: str) -> np.ndarray:
+    """save_result's conversion (suite.py): the array in the dtype the suite stores `output` in."""
+    packed_out = output.endswith("_packed")
+    a = _numpy(array, fp4x2="raw" if packed_out else "unpack")
+    name = a.dtype.name
+    if name in _ML_CODE_TYPES:
+        a, _ = (_codes_input(a, output) if name in _ML_ELEMS and not output.endswith(("_scales", "_scales_atom"))
+                else _scales_input(a, output, False, output))
+        if packed_out and name == "float4_e2m1fn":
+            a = pack_nibbles(a)  # one code per byte in, the file holds two
+    return np.ascontiguousarray(a)

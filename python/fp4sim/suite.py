@@ -84,6 +84,12 @@ class Case:
         self.c = load(meta["c"])
         self.expected: dict[str, np.ndarray] = {m: load(p) for m, p in meta["expected"].items()}
 
+    @property
+    def hardware_model(self) -> str:
+        """The kind's hardware model (blackwell, or ascend-hif4 for hif4): the model whose D a
+        kernel for this case's instruction must reproduce, d_<hardware_model>.npy."""
+        return _core_kinds()[self.kind]
+
     def mma_kwargs(self) -> dict:
         return {"kind": self.kind, "elem_a": self.elem_a, "elem_b": self.elem_b, "scale_type": self.scale_type,
                 "block": self.block, "alpha": self.alpha}
@@ -114,6 +120,16 @@ class Suite:
 
     def __repr__(self) -> str:
         return f"<fp4sim.Suite {self.name} {len(self.cases)} cases at {self.path}>"
+
+
+def _core_kinds() -> dict[str, str]:
+    global _KIND_MODELS
+    if _KIND_MODELS is None:
+        _KIND_MODELS = {k["name"]: k["hardware_model"] for k in _core.mma_kinds()}
+    return _KIND_MODELS
+
+
+_KIND_MODELS: dict[str, str] | None = None
 
 
 def _load_npy(path: Path, rel: str, rec: dict | None) -> np.ndarray:
@@ -178,22 +194,43 @@ def result_path(results: str | os.PathLike, case: Case | str, output: str) -> Pa
 
 
 def save_result(results: str | os.PathLike, case: Case | str, output: str, array) -> Path:
-    """np.save of one output at result_path(), creating the case's directory."""
+    """np.save of one output at result_path(), creating the case's directory. Stored as the suite
+    stores it, so that check() compares bits, not dtypes: ml_dtypes element and scale arrays
+    (float4_e2m1fn, float6_*, float8_*) become their uint8 code containers; torch tensors are
+    read as their bits; packed E2M1 (torch.float4_e2m1fn_x2) is unpacked for a *_codes output and
+    kept as bytes for a *_packed one, where one-per-byte E2M1 codes are packed (low nibble = even
+    element). Anything else (a float32 D, uint8 codes, uint32 HiF4 scale words) is saved as is."""
+    from . import _as_result_array  # the dtype tables live in the package's __init__
+
+    a = _as_result_array(array, output)
     p = result_path(results, case, output)
     p.parent.mkdir(parents=True, exist_ok=True)
-    np.save(p, np.ascontiguousarray(array), allow_pickle=False)
+    np.save(p, a, allow_pickle=False)
     return p
 
 
-def check(suite: Suite | str | os.PathLike, results: str | os.PathLike) -> dict:
-    """`fp4sim check SUITE --results DIR` from Python: every expected output found under results
-    (same relative paths as in the suite) is compared bit for bit. Returns the JSON report of
-    `fp4sim check --json` as a dict (all_equal, counts, per case status and first difference with
-    its inputs, bits and ULP distance) plus "lines", the CLI's human-readable lines. Raises OSError
-    when the suite's manifest is unusable or results is not a directory."""
+def check(suite: Suite | str | os.PathLike, results: str | os.PathLike, allow_missing: bool = False) -> dict:
+    """`fp4sim check SUITE --results DIR [--allow-missing]` from Python: every expected output found
+    under results (same relative paths as in the suite) is compared bit for bit. Returns the JSON
+    report of `fp4sim check --json` as a dict: all_equal, counts, per case its status and first
+    difference with its inputs, bits and ULP distance, plus "allow_missing", "passed" (the CLI's
+    exit status: all_equal, or with allow_missing every case found equal and at least one file
+    compared) and "lines", what the CLI prints. Raises OSError when the suite's manifest is unusable
+    or results is not a directory."""
     spath = suite.path if isinstance(suite, Suite) else Path(suite)
-    report_json, all_equal, lines = _core.check_suite(str(spath), str(results))
+    report_json, all_equal, present_equal, lines = _core.check_suite(str(spath), str(results))
     report = json.loads(report_json)
     report["all_equal"] = bool(all_equal)
-    report["lines"] = list(lines)
+    report["allow_missing"] = bool(allow_missing)
+    report["passed"] = bool(present_equal if allow_missing else all_equal)
+    lines = list(lines)
+    unexpected = report.get("unexpected", [])
+    for u in unexpected[:10]:
+        lines.append(f"note: {Path(results) / u} is no file of the suite (ignored)")
+    if len(unexpected) > 10:
+        lines.append(f"note: ... and {len(unexpected) - 10} more files the suite does not have")
+    lines.append(f"check {spath} against {results}: {len(report['cases'])} cases, {report['equal']} equal, "
+                 f"{report['differ']} differ, {report['missing']} missing, {report['error']} error; "
+                 f"{report['files_compared']} result files compared bit for bit")
+    report["lines"] = lines
     return report

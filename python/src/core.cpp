@@ -12,13 +12,16 @@
 #include <nanobind/stl/vector.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "fp4sim/io/atomic_file.hpp"
 #include "fp4sim/io/check.hpp"
+#include "fp4sim/io/vectors.hpp"
 #include "fp4sim/layout.hpp"
 #include "fp4sim/linear.hpp"
 #include "fp4sim/mma.hpp"
@@ -274,7 +277,41 @@ nb::tuple check_py(const std::string& suite, const std::string& results) {
   std::vector<std::string> lines;
   for (const vectors::CaseCheck& c : r.cases)
     for (std::string& l : vectors::format_case_check(c)) lines.push_back(std::move(l));
-  return nb::make_tuple(vectors::check_report_json(r), vectors::all_equal(r), lines);
+  return nb::make_tuple(vectors::check_report_json(r), vectors::all_equal(r), vectors::all_present_equal(r), lines);
+}
+
+// The suite names vectors.cpp knows, in enum order (suite_name answers "?" past the last one), so
+// that a suite added there needs nothing here.
+std::vector<std::string> suite_names_py() {
+  std::vector<std::string> out;
+  for (unsigned i = 0; i < 256; ++i) {
+    const std::string_view n = vectors::suite_name(static_cast<vectors::Suite>(i));
+    if (n == "?") break;
+    out.emplace_back(n);
+  }
+  return out;
+}
+
+// `fp4sim vectors`: the same cases and files (cmd_vectors.cpp), with the CLI's output policy: OUT
+// is checked before any work (parent folder, an existing OUT without force), staged next to it
+// and renamed into place at the end, so a failure leaves nothing half-written. Arguments arrive
+// checked by Python; validate_suite_options' std::invalid_argument becomes ValueError.
+void vectors_py(const std::string& suite, const std::string& out, uint64_t seed, size_t size, unsigned threads,
+                bool force, const std::vector<std::string>& argv) {
+  vectors::Suite s{};
+  if (!vectors::parse_suite(suite, s)) throw std::invalid_argument("unknown suite '" + suite + "'");
+  vectors::SuiteOptions o;
+  o.seed = seed;
+  o.size = size;
+  o.threads = threads;
+  vectors::validate_suite_options(s, o);
+  io::OutputSet set(force);
+  const size_t h = set.add_dir(std::filesystem::path(out));
+  nb::gil_scoped_release nogil;
+  const std::filesystem::path stage = set.dir_stage(h);
+  const std::vector<vectors::VectorCase> cases = vectors::build_suite(s, o);
+  vectors::write_suite_into(stage, s, o, cases, argv);
+  set.commit();
 }
 
 }  // namespace
@@ -334,4 +371,6 @@ NB_MODULE(_core, m) {
   m.def("resolved_mma_config", &resolved_mma_config_py, "kind"_a, "elem_a"_a.none(), "elem_b"_a.none(),
         "scale"_a.none(), "block"_a);
   m.def("check_suite", &check_py, "suite"_a, "results"_a);
+  m.def("suite_names", &suite_names_py);
+  m.def("vectors", &vectors_py, "suite"_a, "out"_a, "seed"_a, "size"_a, "threads"_a, "force"_a, "argv"_a);
 }

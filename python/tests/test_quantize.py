@@ -24,7 +24,8 @@ CONFIGS = [
     ("nvfp4", ["--2d"], {"two_d": True}),
     ("nvfp4", ["--rht", "16", "--rht-bf16"], {"rht": 16, "rht_bf16": True}),
     ("nvfp4", ["--rounding", "sr", "--seed", "7", "--stream", "3"], {"rounding": "sr", "seed": 7, "stream": 3}),
-    ("mxfp4", ["--scale-rule", "ceil"], {"scale_rule": "ceil"}),
+    ("mxfp4", ["--scale-rule", "rceil"], {"scale_rule": "rceil"}),
+    ("mxfp6-e3m2", ["--scale-rule", "ceil"], {"scale_rule": "ceil"}),  # the alias of rceil
     ("mxfp4", ["--rounding", "rz"], {"rounding": "rz"}),
     ("mxfp4", ["--rounding", "sr", "--seed", "0x1234", "--rht", "32"], {"rounding": "sr", "seed": "0x1234", "rht": 32}),
     ("mxfp6-e2m3", [], {}),

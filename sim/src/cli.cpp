@@ -253,7 +253,7 @@ void add_quant_options(po::options_description& od) {
        "64-bit seed for sr bits and RHT signs (default 0)")
       ("stream", po::value<std::string>()->value_name("N"), "32-bit Philox stream for sr (default 0)")
       ("scale-rule", po::value<std::string>()->value_name("RULE"),
-       "MX scale rule: floor (OCP, default) or ceil")
+       "MX scale rule: floor (OCP, default) or rceil (truncation-free; ceil is an alias)")
       ("pts", po::value<std::string>()->value_name("on|off"), "nvfp4 per-tensor FP32 scale (default on)")
       ("2d", po::bool_switch(), "nvfp4: one scale per 16x16 tile")
       ("rht", po::value<std::string>()->value_name("N"),
@@ -279,7 +279,7 @@ QuantOptions parse_quant_options(const po::variables_map& vm, BlockFormat f) {
   if (vm.count("scale-rule")) {
     const std::string sr = vm["scale-rule"].as<std::string>();
     if (!parse_scale_rule(sr, o.scale_rule))
-      throw UsageError("--scale-rule: unknown rule '" + sr + "' (expected floor or ceil)");
+      throw UsageError("--scale-rule: unknown rule '" + sr + "' (expected floor or rceil)");
     if (!mx) throw UsageError("--scale-rule applies to MX formats only, not " + std::string(fi.name));
   }
   if (vm.count("pts")) {

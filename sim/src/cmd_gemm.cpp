@@ -21,7 +21,7 @@ namespace po = boost::program_options;
 
 constexpr const char* kUsage =
     "gemm --format F --a A.npy --b B.npy [--c C.npy] [--model M] --out D.npy\n"
-    "            [--rounding rne|rna|rz|sr] [--seed S] [--stream N] [--scale-rule floor|ceil]\n"
+    "            [--rounding rne|rna|rz|sr] [--seed S] [--stream N] [--scale-rule floor|rceil]\n"
     "            [--pts on|off] [--2d] [--rht N] [--rht-bf16] [--json FILE] [--threads T] [--force] [--durable]";
 
 std::string format_list() {

@@ -20,7 +20,7 @@ namespace po = boost::program_options;
 constexpr const char* kUsage =
     "linear [--recipe nvfp4-paper|hif4-paper|mxfp4-paper|bf16] [--m M --n N --k K --seed S]\n"
     "              [--x X.npy --w W.npy --dy DY.npy] [--model M] [--pts on|off] [--sr on|off]\n"
-    "              [--rht N|off] [--2d on|off] [--scale-rule floor|ceil] [--ablation] [--json FILE]\n"
+    "              [--rht N|off] [--2d on|off] [--scale-rule floor|rceil] [--ablation] [--json FILE]\n"
     "              [--threads T] [--force] [--durable]";
 
 constexpr size_t kDefaultM = 256, kDefaultN = 256, kDefaultK = 256;
@@ -106,7 +106,7 @@ int cmd_linear(const Invocation& inv) {
       ("sr", po::value<std::string>()->value_name("on|off"), "stochastic rounding of dY (Dgrad, Wgrad operands)")
       ("rht", po::value<std::string>()->value_name("N|off"), "RHT size on both Wgrad operands")
       ("2d", po::value<std::string>()->value_name("on|off"), "nvfp4 16x16 weight tiles")
-      ("scale-rule", po::value<std::string>()->value_name("RULE"), "mxfp4 scale rule: floor or ceil")
+      ("scale-rule", po::value<std::string>()->value_name("RULE"), "mxfp4 scale rule: floor or rceil (ceil is an alias)")
       ("convention", po::value<std::string>()->value_name("LIB"),
        "whose quantizer every operand follows: te (default), torchao, modelopt; not a training recipe: "
        "torchao and modelopt have no SR or 2D, so pair it with --sr off --2d off")
@@ -152,7 +152,7 @@ int cmd_linear(const Invocation& inv) {
     if (vm.count("scale-rule")) {
       if (r.format != RecipeFormat::Mxfp4) throw UsageError("--scale-rule applies to mxfp4 recipes only, not " + fmt);
       const std::string s = vm["scale-rule"].as<std::string>();
-      if (!parse_scale_rule(s, r.scale_rule)) throw UsageError("--scale-rule: unknown rule '" + s + "' (expected floor or ceil)");
+      if (!parse_scale_rule(s, r.scale_rule)) throw UsageError("--scale-rule: unknown rule '" + s + "' (expected floor or rceil)");
     }
     if (vm.count("convention")) {
       const std::string c = vm["convention"].as<std::string>();

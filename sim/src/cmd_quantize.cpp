@@ -23,7 +23,7 @@ namespace po = boost::program_options;
 
 constexpr const char* kUsage =
     "quantize --format F --input X.npy --out DIR [--rounding rne|rna|rz|sr] [--seed S]\n"
-    "         [--stream N] [--scale-rule floor|ceil] [--pts on|off] [--2d] [--rht N]\n"
+    "         [--stream N] [--scale-rule floor|rceil] [--pts on|off] [--2d] [--rht N]\n"
     "         [--rht-bf16] [--convention te|torchao|modelopt] [--threads T] [--force] [--durable]";
 
 std::string format_list() {

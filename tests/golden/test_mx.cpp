@@ -212,7 +212,13 @@ TEST(Mx, FormatTable) {
   EXPECT_EQ(r, ScaleRule::Ceil);
   EXPECT_TRUE(parse_scale_rule("floor", r));
   EXPECT_EQ(r, ScaleRule::Floor);
-  EXPECT_FALSE(parse_scale_rule("rceil", r));
+  r = ScaleRule::Floor;
+  EXPECT_TRUE(parse_scale_rule("rceil", r));  // torchao's / NVIDIA's name for the rule, the one recorded
+  EXPECT_EQ(r, ScaleRule::Ceil);
+  EXPECT_EQ(scale_rule_name(ScaleRule::Ceil), "rceil");
+  EXPECT_EQ(scale_rule_name(ScaleRule::Floor), "floor");
+  EXPECT_FALSE(parse_scale_rule("RCEIL", r));
+  EXPECT_FALSE(parse_scale_rule("round", r));
 }
 
 TEST(Mx, RejectsBadShapes) {

@@ -191,7 +191,8 @@ std::vector<Case> cases() {
   v.push_back({BlockFormat::Nvfp4, "--rounding sr --seed 0x1234 --stream 7", o_rnd(Rounding::Sr, 0x1234, 7)});
   o = {};
   o.scale_rule = ScaleRule::Ceil;
-  v.push_back({BlockFormat::Mxfp4, "--scale-rule ceil", o});
+  v.push_back({BlockFormat::Mxfp4, "--scale-rule rceil", o});
+  v.push_back({BlockFormat::Mxfp6E3M2, "--scale-rule ceil", o});  // the alias: same rule, manifest says rceil
   v.push_back({BlockFormat::Mxfp4, "--rounding sr --seed 99 --stream 3", o_rnd(Rounding::Sr, 99, 3)});
   v.push_back({BlockFormat::Mxfp6E2M3, "--rounding rna", o_rnd(Rounding::Rna)});
   v.push_back({BlockFormat::Mxfp6E3M2, "--rounding rz --scale-rule floor", o_rnd(Rounding::Rz)});

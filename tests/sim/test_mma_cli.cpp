@@ -300,7 +300,7 @@ TEST(CliGemm, EqualsInProcessQuantizedGemm) {
       {BlockFormat::Nvfp4, "", {}, std::nullopt, true},
       {BlockFormat::Nvfp4, "--rounding sr --seed 5 --stream 7", sr, std::nullopt, false},
       {BlockFormat::Nvfp4, "--2d --rht 16 --model exact", nv2d, Model::Exact, true},
-      {BlockFormat::Mxfp4, "--scale-rule ceil --model fp32-seq", ceil, Model::Fp32Seq, true},
+      {BlockFormat::Mxfp4, "--scale-rule rceil --model fp32-seq", ceil, Model::Fp32Seq, true},
       {BlockFormat::Hif4, "--rht 64 --seed 3", hr, std::nullopt, true},
       {BlockFormat::Mxfp8E5M2, "", {}, std::nullopt, false},
   };
