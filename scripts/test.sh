@@ -29,6 +29,11 @@ phase "the Release tests"
 # (find_package and pkg-config), pip install . into build/venv + examples/python/full_loop.py.
 bash scripts/package_check.sh build
 phase "the package check"
+# The mutation score of the default suites (docs/mutation.md): the independent reference kernel of
+# tests/mutants must pass every suite, and fp4sim check must catch every one of its planted bugs.
+FP4SIM_CLI=build/bin/fp4sim python3 -m pytest -q tests/mutants
+python3 tests/mutants/run_mutants.py --fp4sim build/bin/fp4sim --jobs "$JOBS"
+phase "the mutation score"
 
 
 # -g1 (line tables): stack traces keep file:line, and this build takes less than half the time it

@@ -48,7 +48,7 @@ std::vector<Config> configs() {
       {BlockFormat::Nvfp4, "PTS, 2D 16x16", with([](QuantOptions& o) { o.two_d = true; })},
       {BlockFormat::Nvfp4, "PTS, RHT16 (TE signs)", with([](QuantOptions& o) { o.rht = 16; })},
       {BlockFormat::Mxfp4, "scale floor", {}},
-      {BlockFormat::Mxfp4, "scale ceil", with([](QuantOptions& o) { o.scale_rule = ScaleRule::Ceil; })},
+      {BlockFormat::Mxfp4, "scale rceil", with([](QuantOptions& o) { o.scale_rule = ScaleRule::Ceil; })},
       {BlockFormat::Mxfp6E2M3, "scale floor", {}},
       {BlockFormat::Mxfp6E3M2, "scale floor", {}},
       {BlockFormat::Mxfp8E4M3, "scale floor", {}},

@@ -21,7 +21,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import ref_quant as rq  # noqa: E402
 
-FP4SIM = os.environ.get("FP4SIM", os.path.join(HERE, "..", "..", "build", "bin", "fp4sim"))
+FP4SIM = os.environ.get("FP4SIM_CLI", os.path.join(HERE, "..", "..", "build", "bin", "fp4sim"))
 
 
 def stress_input(rows, cols, seed):

@@ -554,7 +554,7 @@ TEST(CliQuality, TableAndJsonMatchInProcessMetrics) {
   check(BlockFormat::Nvfp4, "PTS, RHT16 (TE signs)", o);
   o = {};
   o.scale_rule = ScaleRule::Ceil;
-  check(BlockFormat::Mxfp4, "scale ceil", o);
+  check(BlockFormat::Mxfp4, "scale rceil", o);
   check(BlockFormat::Mxfp8E5M2, "scale floor", {});
   check(BlockFormat::Hif4, "", {});
   o = {};
