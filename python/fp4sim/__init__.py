@@ -14,7 +14,8 @@ inputs are, and ``Quantized.codes_as_ml_dtypes()`` / ``scales_as_ml_dtypes()`` g
 A torch.float4_e2m1fn_x2 tensor is two E2M1 codes per byte (low nibble = even element) and is
 unpacked where codes go in.
 
-Suites: vectors() writes a golden vector suite as `fp4sim vectors` does, load_suite() reads one,
+Suites: vectors() writes a golden vector suite as `fp4sim vectors` does (vectors_from() one case
+from your own tensors, as `fp4sim vectors --from`), load_suite() reads one,
 save_result() stores a kernel's output in a results folder, check() compares that folder with the
 suite bit for bit (docs/vectors.md).
 """
@@ -36,7 +37,7 @@ __version__ = _core.__version__
 __all__ = [
     "quantize", "dequantize", "Quantized", "pack_nibbles", "unpack_nibbles", "scales_to_atom",
     "scales_from_atom", "mma", "gemm", "GemmResult", "load_suite", "check", "Suite", "Case", "Operand",
-    "SuiteError", "result_path", "save_result", "vectors", "SUITES", "FORMATS", "KINDS", "ml_dtype",
+    "SuiteError", "result_path", "save_result", "vectors", "vectors_from", "SUITES", "FORMATS", "KINDS", "ml_dtype",
 ]
 
 FORMATS: dict[str, dict] = {f["name"]: f for f in _core.block_formats()}
@@ -46,6 +47,9 @@ _MX = {n for n in FORMATS if n not in ("nvfp4", "hif4")}
 # MX scale rules: OCP's floor, and the truncation-free rule that rounds the scale exponent up,
 # which torchao and NVIDIA call RCEIL; "ceil" is accepted for it too. Values: the manifests' names.
 _SCALE_RULES = {"floor": "floor", "rceil": "rceil", "ceil": "rceil"}
+# Whose quantizer the codes match (docs/formats.md, "Conventions"): TransformerEngine (the default),
+# torchao, NVIDIA ModelOpt.
+_CONVENTIONS = ("te", "torchao", "modelopt")
 _MODELS = ("blackwell", "exact", "fp32-seq", "ascend-hif4")
 _U64 = (1 << 64) - 1
 _U32 = (1 << 32) - 1
@@ -89,7 +93,7 @@ def _format(format: str) -> dict:
     return FORMATS[format]
 
 
-def _quant_options(format: str, rounding, seed, stream, scale_rule, pts, two_d, rht, rht_bf16) -> dict:
+def _quant_options(format: str, rounding, seed, stream, scale_rule, pts, two_d, rht, rht_bf16, convention=None) -> dict:
     """cli.cpp parse_quant_options, same order and messages."""
     fi = _format(format)
     o = {"rounding": "rne" if rounding is None else rounding}
@@ -123,7 +127,26 @@ def _quant_options(format: str, rounding, seed, stream, scale_rule, pts, two_d, 
     o["rht_bf16"] = bool(rht_bf16)
     if o["rht_bf16"] and o["rht"] == 0:
         raise ValueError("--rht-bf16 needs --rht N")
+    o["convention"] = "te"
+    if convention is not None:
+        _convention_name(convention)
+        try:  # golden's check_convention: the library's quantizer exists with these options
+            _core.check_convention(convention, format, o["rounding"], o["two_d"], o["scale_rule"])
+        except ValueError as e:
+            raise ValueError(f"--convention {convention}: {e}") from None
+        o["convention"] = convention
     return o
+
+
+def _convention_name(convention) -> None:
+    if convention not in _CONVENTIONS:
+        raise ValueError(f"--convention: unknown library '{convention}' (expected te, torchao or modelopt)")
+
+
+def _core_quant_args(o: dict) -> tuple:
+    """The quantize options in _core's argument order (rounding ... rht_bf16, convention)."""
+    return (o["rounding"], o["seed"], o["stream"], o["scale_rule"], o["pts"], o["two_d"], o["rht"], o["rht_bf16"],
+            o["convention"])
 
 
 def _threads(threads) -> int:
@@ -342,11 +365,13 @@ class Quantized:
 
 def quantize(x, format: str = "nvfp4", rounding: str | None = None, seed: int | None = None,
              stream: int | None = None, scale_rule: str | None = None, pts: str | bool | None = None,
-             two_d: bool = False, rht: int | None = None, rht_bf16: bool = False, threads: int = 0) -> Quantized:
+             two_d: bool = False, rht: int | None = None, rht_bf16: bool = False, convention: str | None = None,
+             threads: int = 0) -> Quantized:
     """`fp4sim quantize`: blocks along the last axis of x (float32, or BF16 as uint16 bits /
-    bfloat16; float16 is widened exactly). Options as the CLI's; `threads` (0 = all cores) does not
-    change the bits."""
-    o = _quant_options(format, rounding, seed, stream, scale_rule, pts, two_d, rht, rht_bf16)
+    bfloat16; float16 is widened exactly). Options as the CLI's; convention: whose quantizer the
+    codes match, "te" (TransformerEngine, the default), "torchao" or "modelopt" (docs/formats.md,
+    Conventions); `threads` (0 = all cores) does not change the bits."""
+    o = _quant_options(format, rounding, seed, stream, scale_rule, pts, two_d, rht, rht_bf16, convention)
     nthreads = _threads(threads)
     a = _float_input(x, "x")
     fi = FORMATS[format]
@@ -360,19 +385,25 @@ def quantize(x, format: str = "nvfp4", rounding: str | None = None, seed: int | 
     if o["rht"] and cols % o["rht"]:
         raise ValueError(f"x: last axis {cols} is not a multiple of the RHT size {o['rht']}")
     try:
-        codes, scales, deq, gs, amax = _core.quantize(
-            a.reshape(-1, cols), format, o["rounding"], o["seed"], o["stream"], o["scale_rule"], o["pts"],
-            o["two_d"], o["rht"], o["rht_bf16"], nthreads)
+        codes, scales, deq, gs, amax = _core.quantize(a.reshape(-1, cols), format, *_core_quant_args(o), nthreads)
     except ValueError as e:
         raise ValueError(f"x: {e}") from None
     return Quantized(format, o, a.shape, codes, scales, deq, gs, amax)
 
 
-def dequantize(codes, scales, format: str = "nvfp4", global_scale=None) -> np.ndarray:
+def dequantize(codes, scales, format: str = "nvfp4", global_scale=None, convention: str | None = None) -> np.ndarray:
     """The values codes [..., C] with scales [..., C/block] stand for (float32), as quantize()'s
     `dequant`. global_scale: nvfp4's S_dec (default 1.0); other formats have none. A NaN block
-    scale gives NaN for its block."""
+    scale gives NaN for its block. convention (nvfp4): whose dequantization to follow, as
+    quantize(convention=) does — torchao and ModelOpt multiply by (s * S_dec) and decode the code
+    0x8 as +0; the MX and HiF4 values are the same for every convention."""
     fi = _format(format)
+    if convention is not None:
+        _convention_name(convention)
+        try:  # only "no quantizer of this format" can fail with these options
+            _core.check_convention(convention, format, "rne", False, "rceil")
+        except ValueError as e:
+            raise ValueError(f"--convention {convention}: {e}") from None
     c, dt_elem = _codes_input(codes, "codes", elem=fi["elem"])
     s, _ = _scales_input(scales, "scales", fi["scale_word32"], "scales")
     if c.ndim == 0 or c.size == 0:
@@ -387,7 +418,7 @@ def dequantize(codes, scales, format: str = "nvfp4", global_scale=None) -> np.nd
     if global_scale is not None and format != "nvfp4":
         raise ValueError(f"global_scale applies to nvfp4 only, not {format}")
     gs = 1.0 if global_scale is None else float(np.asarray(global_scale, dtype=np.float32).reshape(-1)[0])
-    d = _core.dequantize(c.reshape(-1, cols), s.reshape(-1, want[-1]), format, gs)
+    d = _core.dequantize(c.reshape(-1, cols), s.reshape(-1, want[-1]), format, gs, convention or "te")
     return d.reshape(c.shape)
 
 
@@ -577,13 +608,13 @@ class GemmResult:
 def gemm(a, b, c=None, format: str = "nvfp4", model: str | None = None, rounding: str | None = None,
          seed: int | None = None, stream: int | None = None, scale_rule: str | None = None,
          pts: str | bool | None = None, two_d: bool = False, rht: int | None = None, rht_bf16: bool = False,
-         threads: int = 0) -> GemmResult:
+         convention: str | None = None, threads: int = 0) -> GemmResult:
     """`fp4sim gemm`: A [M, K] and B [N, K] (float32 or BF16) quantized along K with `format` and
     the quantize options (B's SR bits from stream + 1, both operands the same RHT signs), multiplied
     by the format's MMA kind with `model` (default: the kind's hardware model), then the epilogue
     D = fma(alpha, acc, C) in FP32."""
     fi = _format(format)
-    o = _quant_options(format, rounding, seed, stream, scale_rule, pts, two_d, rht, rht_bf16)
+    o = _quant_options(format, rounding, seed, stream, scale_rule, pts, two_d, rht, rht_bf16, convention)
     if model is not None:
         _model_name(model)
         try:  # the configuration mma_config_for(format) runs on
@@ -598,8 +629,7 @@ def gemm(a, b, c=None, format: str = "nvfp4", model: str | None = None, rounding
     M, K, N = _gemm_sizes(A, B)
     C = _c_input(c, M, N)
     try:
-        r = _core.gemm(A, B, C, format, model, o["rounding"], o["seed"], o["stream"], o["scale_rule"], o["pts"],
-                       o["two_d"], o["rht"], o["rht_bf16"], nthreads)
+        r = _core.gemm(A, B, C, format, model, *_core_quant_args(o), nthreads)
     except ValueError as e:
         raise ValueError(f"a: {e}") from None
     return GemmResult(r, format, o)
@@ -641,6 +671,58 @@ def vectors(suite: str, out, seed: int | None = None, size: int | None = None, f
         raise OSError(str(e).replace("use --force", "use force=True")) from None
     return load_suite(out_s)
 
+
+def _call_text(name: str, positional: list[str], kw: dict) -> str:
+    """The manifest's command_line for a Python call: name(args, key=value, ...) of what was given."""
+    parts = positional + [f"{k}={v!r}" for k, v in kw.items() if v is not None and v is not False]
+    return f"{name}({', '.join(parts)})"
+
+
+def vectors_from(a, b=None, *, format: str, out, force: bool = False, threads: int = 0, rounding: str | None = None,
+                 seed: int | None = None, stream: int | None = None, scale_rule: str | None = None,
+                 pts: str | bool | None = None, two_d: bool = False, rht: int | None = None, rht_bf16: bool = False,
+                 convention: str | None = None):
+    """`fp4sim vectors --from A.npy [--b B.npy] --format F [quantize options] --out OUT`: a suite of
+    one GEMM case, 0000-<config>-from, from your own A [M, K] and B [N, K] (float32, or BF16 as
+    uint16 bits / bfloat16, numpy or torch; b=None: B = A), both quantized to `format` with the
+    quantize() keywords, C = +0, the expected D of every applicable model. The .npy files are the
+    CLI's byte for byte; the manifest records this call (command_line) and from = {"a": "a",
+    "b": "b" or null}. OUT's parent must exist; an existing OUT needs force=True (replaced
+    atomically); nothing is left behind on failure. Returns the suite loaded (load_suite(out)).
+    Bad arguments raise ValueError with the CLI's message, naming `a` / `b` where it names a file."""
+    if format not in FORMATS:  # (`vectors --from` names no list, unlike quantize)
+        raise ValueError(f"--format: unknown format '{format}'")
+    o = _quant_options(format, rounding, seed, stream, scale_rule, pts, two_d, rht, rht_bf16, convention)
+    nthreads = _threads(threads)
+    out_s = os.fspath(out)
+    if out_s == "":
+        raise ValueError("--out: empty directory name")
+    try:  # the CLI checks OUT before it reads the tensors
+        _core.check_out_dir(out_s, bool(force))
+    except OSError as e:
+        raise OSError(str(e).replace("use --force", "use force=True")) from None
+    A = _float_input(a, "a")
+    if A.ndim != 2 or A.size == 0:
+        raise ValueError(f"a: needs a 2-D array [rows, K], got shape {_shape(A.shape)}")
+    B = None
+    if b is not None:
+        B = _float_input(b, "b")
+        if B.ndim != 2 or B.size == 0:
+            raise ValueError(f"b: needs a 2-D array [rows, K], got shape {_shape(B.shape)}")
+        if B.shape[1] != A.shape[1]:
+            raise ValueError(f"b: K = {B.shape[1]}, A has K = {A.shape[1]}")
+    call = _call_text("fp4sim.vectors_from", ["a"] + (["b"] if b is not None else []),
+                      {"format": format, "out": out_s, "force": force, "rounding": rounding, "seed": seed,
+                       "stream": stream, "scale_rule": scale_rule, "pts": pts, "two_d": two_d, "rht": rht,
+                       "rht_bf16": rht_bf16, "convention": convention})
+    try:
+        _core.vectors_from(A, B, format, *_core_quant_args(o), out_s, nthreads, bool(force), [call], "a",
+                           "b" if b is not None else None)
+    except ValueError as e:  # build_from_tensors: K against the block, the instruction K, the RHT size
+        raise ValueError(f"a: {e}") from None
+    except OSError as e:
+        raise OSError(str(e).replace("use --force", "use force=True")) from None
+    return load_suite(out_s)
 
 # ml_dtypes element and scale types, stored in a results folder as the suite's uint8 containers.
 _ML_CODE_TYPES = {"float4_e2m1fn": 4, "float6_e2m3fn": 6, "float6_e3m2fn": 6, "float8_e4m3fn": 8,

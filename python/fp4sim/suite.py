@@ -56,6 +56,8 @@ class Operand:
         if fmt == "nvfp4":
             kw["pts"] = q["pts"]
             kw["two_d"] = q["2d"]
+        if "convention" in q:  # whose quantizer (te, torchao, modelopt)
+            kw["convention"] = q["convention"]
         if fmt == "hif4" and kw["rounding"] == "rna":
             kw["rounding"] = "rne"  # hif4 reports its half-up rounding as rna; rne selects it
         return kw

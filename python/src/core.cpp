@@ -72,11 +72,19 @@ const ElemFormat* elem_named(const std::string& name) {
   throw std::invalid_argument("unknown element or scale type '" + name + "'");
 }
 
+Convention convention_of(const std::string& name) {
+  Convention c{};
+  if (!parse_convention(name, c)) throw std::invalid_argument("unknown convention '" + name + "'");
+  return c;
+}
+
 QuantOptions quant_options(const std::string& rounding, uint64_t seed, uint32_t stream, const std::string& scale_rule,
-                           bool pts, bool two_d, int rht, bool rht_bf16, unsigned threads) {
+                           bool pts, bool two_d, int rht, bool rht_bf16, const std::string& convention,
+                           unsigned threads) {
   QuantOptions o;
   if (!parse_rounding(rounding, o.rounding)) throw std::invalid_argument("unknown rounding '" + rounding + "'");
   if (!parse_scale_rule(scale_rule, o.scale_rule)) throw std::invalid_argument("unknown scale rule '" + scale_rule + "'");
+  o.convention = convention_of(convention);
   o.seed = seed;
   o.stream = stream;
   o.pts = pts;
@@ -100,9 +108,10 @@ nb::tuple result_tuple(Quantized&& q, std::vector<float>&& deq) {
 
 nb::tuple quantize_py(In2<float> x, const std::string& format, const std::string& rounding, uint64_t seed,
                       uint32_t stream, const std::string& scale_rule, bool pts, bool two_d, int rht, bool rht_bf16,
-                      unsigned threads) {
+                      const std::string& convention, unsigned threads) {
   const BlockFormat f = block_format(format);
-  const QuantOptions o = quant_options(rounding, seed, stream, scale_rule, pts, two_d, rht, rht_bf16, threads);
+  const QuantOptions o =
+      quant_options(rounding, seed, stream, scale_rule, pts, two_d, rht, rht_bf16, convention, threads);
   Quantized q;
   std::vector<float> deq;
   {
@@ -114,9 +123,11 @@ nb::tuple quantize_py(In2<float> x, const std::string& format, const std::string
 }
 
 template <class S>
-Out<float> dequantize_py(In2<uint8_t> codes, In2<S> scales, const std::string& format, float global_scale) {
+Out<float> dequantize_py(In2<uint8_t> codes, In2<S> scales, const std::string& format, float global_scale,
+                         const std::string& convention) {
   Quantized q;
   q.format = block_format(format);
+  q.convention = convention_of(convention);
   q.rows = codes.shape(0);
   q.cols = codes.shape(1);
   q.global_scale = global_scale;
@@ -159,9 +170,10 @@ Out<float> mma_py(In2<uint8_t> a, In2<uint8_t> b, In2<S> sa, In2<S> sb, std::opt
 
 nb::dict gemm_py(In2<float> a, In2<float> b, std::optional<In2<float>> c, const std::string& format,
                  std::optional<std::string> model, const std::string& rounding, uint64_t seed, uint32_t stream,
-                 const std::string& scale_rule, bool pts, bool two_d, int rht, bool rht_bf16, unsigned threads) {
+                 const std::string& scale_rule, bool pts, bool two_d, int rht, bool rht_bf16,
+                 const std::string& convention, unsigned threads) {
   const BlockFormat f = block_format(format);
-  const QuantOptions qa = quant_options(rounding, seed, stream, scale_rule, pts, two_d, rht, rht_bf16, 1);
+  const QuantOptions qa = quant_options(rounding, seed, stream, scale_rule, pts, two_d, rht, rht_bf16, convention, 1);
   // As `fp4sim gemm`: B's SR bits from the next stream, the same RHT signs on both operands.
   QuantOptions qb = qa;
   qb.stream = qa.stream + 1u;
@@ -314,6 +326,54 @@ void vectors_py(const std::string& suite, const std::string& out, uint64_t seed,
   set.commit();
 }
 
+// golden's check_convention, for its message (the library has no quantizer of f, or not with
+// these options): ValueError with golden's text, which Python prefixes as the CLI does.
+void check_convention_py(const std::string& convention, const std::string& format, const std::string& rounding,
+                         bool two_d, const std::string& scale_rule) {
+  QuantOptions o = quant_options(rounding, 0, 0, scale_rule, true, two_d, 0, false, convention, 1);
+  check_convention(o.convention, block_format(format), o);
+}
+
+// The output checks `fp4sim vectors` makes before it reads its inputs (parent folder, an existing
+// OUT without force): io::IoError, OSError in Python. Nothing is created.
+void check_out_dir_py(const std::string& out, bool force) {
+  io::OutputSet set(force);
+  set.add_dir(std::filesystem::path(out));
+}
+
+// `fp4sim vectors --from` (cmd_vectors.cpp): one case from the caller's A [M, K] and B [N, K]
+// (none: B = A), quantized with the options, every applicable model's expected D, written with the
+// CLI's output policy (staged, renamed into place; nothing left on failure). `from` goes into the
+// manifest's origin as the CLI's {"a": path, "b": path or null}.
+void vectors_from_py(In2<float> a, std::optional<In2<float>> b, const std::string& format, const std::string& rounding,
+                     uint64_t seed, uint32_t stream, const std::string& scale_rule, bool pts, bool two_d, int rht,
+                     bool rht_bf16, const std::string& convention, const std::string& out, unsigned threads, bool force,
+                     const std::vector<std::string>& argv, const std::string& a_name,
+                     std::optional<std::string> b_name) {
+  const BlockFormat f = block_format(format);
+  const QuantOptions o =
+      quant_options(rounding, seed, stream, scale_rule, pts, two_d, rht, rht_bf16, convention, threads);
+  io::OutputSet set(force);
+  const size_t h = set.add_dir(std::filesystem::path(out));
+  const size_t M = a.shape(0), K = a.shape(1);
+  std::vector<float> av(a.data(), a.data() + M * K), bv;
+  size_t N = 0;
+  if (b) {
+    N = b->shape(0);
+    bv.assign(b->data(), b->data() + N * b->shape(1));
+  }
+  const io::Json origin = {{"command", "vectors"},
+                           {"suite", "from"},
+                           {"seed", o.seed},
+                           {"size", nullptr},
+                           {"from", {{"a", a_name}, {"b", b_name ? io::Json(*b_name) : io::Json(nullptr)}}}};
+  nb::gil_scoped_release nogil;
+  const std::vector<vectors::VectorCase> cases =
+      vectors::build_from_tensors(f, std::move(av), M, K, std::move(bv), N, o, threads);
+  vectors::write_cases_into(set.dir_stage(h), origin, cases, argv);
+  set.commit();
+}
+
 }  // namespace
 
 NB_MODULE(_core, m) {
@@ -330,15 +390,15 @@ NB_MODULE(_core, m) {
   });
 
   m.def("quantize", &quantize_py, "x"_a, "format"_a, "rounding"_a, "seed"_a, "stream"_a, "scale_rule"_a, "pts"_a,
-        "two_d"_a, "rht"_a, "rht_bf16"_a, "threads"_a);
-  m.def("dequantize", &dequantize_py<uint8_t>, "codes"_a, "scales"_a, "format"_a, "global_scale"_a);
-  m.def("dequantize", &dequantize_py<uint32_t>, "codes"_a, "scales"_a, "format"_a, "global_scale"_a);
+        "two_d"_a, "rht"_a, "rht_bf16"_a, "convention"_a, "threads"_a);
+  m.def("dequantize", &dequantize_py<uint8_t>, "codes"_a, "scales"_a, "format"_a, "global_scale"_a, "convention"_a);
+  m.def("dequantize", &dequantize_py<uint32_t>, "codes"_a, "scales"_a, "format"_a, "global_scale"_a, "convention"_a);
   m.def("mma", &mma_py<uint8_t>, "a"_a, "b"_a, "sfa"_a, "sfb"_a, "c"_a.none(), "kind"_a, "elem_a"_a, "elem_b"_a,
         "scale"_a, "block"_a, "model"_a, "alpha"_a, "threads"_a);
   m.def("mma", &mma_py<uint32_t>, "a"_a, "b"_a, "sfa"_a, "sfb"_a, "c"_a.none(), "kind"_a, "elem_a"_a, "elem_b"_a,
         "scale"_a, "block"_a, "model"_a, "alpha"_a, "threads"_a);
   m.def("gemm", &gemm_py, "a"_a, "b"_a, "c"_a.none(), "format"_a, "model"_a.none(), "rounding"_a, "seed"_a,
-        "stream"_a, "scale_rule"_a, "pts"_a, "two_d"_a, "rht"_a, "rht_bf16"_a, "threads"_a);
+        "stream"_a, "scale_rule"_a, "pts"_a, "two_d"_a, "rht"_a, "rht_bf16"_a, "convention"_a, "threads"_a);
 
   m.def("pack_nibbles_rows", [](In2<uint8_t> codes) {
     const size_t rows = codes.shape(0), cols = codes.shape(1);
@@ -372,5 +432,10 @@ NB_MODULE(_core, m) {
         "scale"_a.none(), "block"_a);
   m.def("check_suite", &check_py, "suite"_a, "results"_a);
   m.def("suite_names", &suite_names_py);
+  m.def("check_convention", &check_convention_py, "convention"_a, "format"_a, "rounding"_a, "two_d"_a, "scale_rule"_a);
+  m.def("check_out_dir", &check_out_dir_py, "out"_a, "force"_a);
+  m.def("vectors_from", &vectors_from_py, "a"_a, "b"_a.none(), "format"_a, "rounding"_a, "seed"_a, "stream"_a,
+        "scale_rule"_a, "pts"_a, "two_d"_a, "rht"_a, "rht_bf16"_a, "convention"_a, "out"_a, "threads"_a, "force"_a,
+        "argv"_a, "a_name"_a, "b_name"_a.none());
   m.def("vectors", &vectors_py, "suite"_a, "out"_a, "seed"_a, "size"_a, "threads"_a, "force"_a, "argv"_a);
 }

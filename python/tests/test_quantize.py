@@ -1,6 +1,7 @@
 """fp4sim.quantize / dequantize against the `fp4sim quantize` binary, and the CLI's messages."""
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -154,6 +155,14 @@ BAD = [
     ({"format": "hif4", "two_d": True}, ["--format", "hif4", "--2d"]),
     ({"rht": 12}, ["--rht", "12"]),
     ({"rht_bf16": True}, ["--rht-bf16"]),
+    ({"convention": "tf"}, ["--convention", "tf"]),
+    ({"format": "hif4", "convention": "torchao"}, ["--format", "hif4", "--convention", "torchao"]),
+    ({"format": "mxfp6-e2m3", "convention": "modelopt", "scale_rule": "rceil"},
+     ["--format", "mxfp6-e2m3", "--convention", "modelopt", "--scale-rule", "rceil"]),
+    ({"convention": "torchao", "rounding": "sr"}, ["--convention", "torchao", "--rounding", "sr"]),
+    ({"convention": "modelopt", "two_d": True}, ["--convention", "modelopt", "--2d"]),
+    ({"format": "mxfp4", "convention": "modelopt"}, ["--format", "mxfp4", "--convention", "modelopt"]),
+    ({"format": "mxfp4", "convention": "te", "pts": "off"}, ["--format", "mxfp4", "--convention", "te", "--pts", "off"]),
 ]
 
 
@@ -200,3 +209,105 @@ def test_torch_tensors_are_accepted():
     bf = torch.from_numpy(x).to(torch.bfloat16)
     ref = fp4sim.quantize(bf.view(torch.int16).numpy().view(np.uint16))
     assert fp4sim.quantize(bf).codes.tobytes() == ref.codes.tobytes()
+
+
+# ---- conventions (torchao, modelopt): the CLI's bits, and dequantization by the definitions ----
+
+def convention_input(nan: bool) -> np.ndarray:
+    """BF16-valued rows with what separates the conventions: zero and -0 blocks, ties after
+    scaling (block maximum 6, so NVFP4's and MX's scale is 1 x S_dec / 2^0), -0 inside ordinary
+    blocks, tiny blocks, and with nan=True a NaN in one block."""
+    x = llm_like((4, 128))
+    x[0, :32] = 0.0
+    x[1, :32] = -0.0
+    # Block maximum 6 and the midpoints of consecutive E2M1 magnitudes: every other value a tie.
+    ties = [0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0, 6.0]
+    x[2, :32] = np.array(ties + [-t for t in ties] + ties[::-1] + [-t for t in ties[::-1]], np.float32)
+    x[3, ::7] = -0.0
+    x[3, 64:96] = np.float32(2.0 ** -120) * x[3, 64:96]
+    if nan:
+        x[0, 100] = np.nan
+    bits = x.view(np.uint32)
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000).view(np.float32)  # RNE to BF16
+
+
+# (format, convention, scale rule): every quantizer the two libraries have.
+CONVENTION_CONFIGS = [
+    ("nvfp4", "torchao", None), ("nvfp4", "modelopt", None),
+    ("mxfp4", "torchao", "floor"), ("mxfp4", "torchao", "rceil"), ("mxfp6-e2m3", "torchao", None),
+    ("mxfp6-e3m2", "torchao", "rceil"), ("mxfp8-e4m3", "torchao", None), ("mxfp8-e5m2", "torchao", "rceil"),
+    ("mxfp4", "modelopt", "rceil"), ("mxfp8-e4m3", "modelopt", "rceil"),
+]
+
+
+@pytest.mark.parametrize("nan", [False, True], ids=["ties-zeros", "nan"])
+@pytest.mark.parametrize("fmt,conv,rule", CONVENTION_CONFIGS,
+                         ids=[f"{c[0]}-{c[1]}-{c[2] or 'default'}" for c in CONVENTION_CONFIGS])
+def test_convention_equals_cli(cli, tmp_path, fmt, conv, rule, nan):
+    x = convention_input(nan)
+    kw = {"scale_rule": rule} if rule else {}
+    args = ["--convention", conv] + (["--scale-rule", rule] if rule else [])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # the NaN warning (tested above)
+        q = fp4sim.quantize(x, format=fmt, convention=conv, **kw)
+    out = cli_quantize(cli, tmp_path, x, fmt, args)
+    assert_same_as_cli(q, out, f"{fmt} {conv}")
+    assert q.options["convention"] == conv
+    assert json.loads((out / "manifest.json").read_text())["options"]["convention"] == conv
+    # dequantize(convention=) gives quantize's dequant back, NaN payloads and -0 included.
+    gs = q.global_scale if fmt == "nvfp4" else None
+    d = fp4sim.dequantize(q.codes, q.scales, format=fmt, global_scale=gs, convention=conv)
+    assert d.tobytes() == q.dequant.tobytes()
+
+
+def test_default_convention_is_te_and_recorded():
+    x = convention_input(False)
+    q = fp4sim.quantize(x)
+    assert q.options["convention"] == "te"
+    assert fp4sim.quantize(x, convention="te").codes.tobytes() == q.codes.tobytes()
+    assert fp4sim.quantize(x, convention="torchao").codes.tobytes() != q.codes.tobytes()
+
+
+def test_nvfp4_dequantize_follows_the_convention():
+    # E2M1 code 0x7 = 6.0 and 0x8 = -0; UE4M3 code 0x7E = 448. docs/formats.md, "NVFP4 dequant":
+    # te (q * s) * S_dec; torchao q * RN(s * S_dec); modelopt the same, and code 0x8 decodes as +0.
+    s_dec = np.float32(1.0) / np.float32(3.0)
+    codes = np.array([[0x7] * 8 + [0x8] * 8], np.uint8)
+    scales = np.array([[0x7E]], np.uint8)
+    six, s = np.float32(6.0), np.float32(448.0)
+    te = (six * s) * s_dec
+    scale_first = six * (s * s_dec)
+    assert te != scale_first  # this S_dec tells the two orders apart
+    for conv, value, zero_sign in (("te", te, True), (None, te, True), ("torchao", scale_first, True),
+                                   ("modelopt", scale_first, False)):
+        d = fp4sim.dequantize(codes, scales, global_scale=s_dec, convention=conv)
+        assert d.dtype == np.float32 and np.all(d[0, :8] == value), conv
+        assert np.all(d[0, 8:] == 0) and np.all(np.signbit(d[0, 8:]) == zero_sign), conv
+    # MX dequantization is the same for every convention: code value x 2^(scale - 127).
+    mx = fp4sim.dequantize(np.array([[0x7] * 32], np.uint8), np.array([[130]], np.uint8), format="mxfp4",
+                           convention="torchao")
+    assert np.all(mx == np.float32(48.0))
+    with pytest.raises(ValueError, match=r"^--convention modelopt: modelopt has no hif4 quantizer$"):
+        fp4sim.dequantize(np.zeros((1, 64), np.uint8), np.zeros((1, 1), np.uint32), format="hif4",
+                          convention="modelopt")
+    with pytest.raises(ValueError, match=r"^--convention: unknown library 'ao'"):
+        fp4sim.dequantize(codes, scales, convention="ao")
+
+
+@pytest.mark.parametrize("fmt,conv,rule", [("nvfp4", "torchao", None), ("nvfp4", "modelopt", None),
+                                           ("mxfp4", "modelopt", "rceil")])
+def test_gemm_convention_equals_cli(cli, tmp_path, fmt, conv, rule):
+    a, b = convention_input(False), llm_like((8, 128))
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", b)
+    extra = ["--scale-rule", rule] if rule else []
+    run_cli(cli, "gemm", "--format", fmt, "--a", tmp_path / "a.npy", "--b", tmp_path / "b.npy",
+            "--convention", conv, *extra, "--out", tmp_path / "d.npy")
+    r = fp4sim.gemm(a, b, format=fmt, convention=conv, scale_rule=rule)
+    assert r.d.tobytes() == np.load(tmp_path / "d.npy").tobytes()
+    assert r.options["convention"] == conv
+    p = run_cli(cli, "gemm", "--format", "hif4", "--a", tmp_path / "a.npy", "--b", tmp_path / "b.npy",
+                "--convention", conv, "--out", tmp_path / "e.npy", ok=False)
+    with pytest.raises(ValueError) as e:
+        fp4sim.gemm(a, b, format="hif4", convention=conv)
+    assert str(e.value) == p.stderr.strip().removeprefix("fp4sim: error: ")
