@@ -434,9 +434,10 @@ def mx_quantize(x, elem: str, quant, rbytes, bugs):
     inf_blk = np.isinf(xb).any(axis=2)
     bad = (nan_blk | inf_blk) if "mx_nan_not_flagged" not in bugs else inf_blk
     amax = np.where(np.isfinite(xb), np.abs(xb), 0.0).max(axis=2)
-    rule = quant.get("scale_rule", "floor")
+    # "rceil" (torchao's and NVIDIA's name for the truncation-free rule); "ceil" is its alias.
+    rule = {"ceil": "rceil"}.get(quant.get("scale_rule", "floor"), quant.get("scale_rule", "floor"))
     if "mx_scale_rule_swap" in bugs:
-        rule = {"floor": "ceil", "ceil": "floor"}[rule]
+        rule = {"floor": "rceil", "rceil": "floor"}[rule]
     emax = 2 if (elem == "e3m2" and "mx_emax_e3m2" in bugs) else EMAX[elem]
     _, ex = np.frexp(amax)
     L = ex.astype(np.int64) - 1
@@ -446,7 +447,7 @@ def mx_quantize(x, elem: str, quant, rbytes, bugs):
         L = np.where(amax > 0, np.floor(np.where(np.isfinite(lg), lg, 0)), 0).astype(np.int64)
     if rule == "floor":
         e = L - emax
-    elif rule == "ceil":
+    elif rule == "rceil":
         lm = math.frexp(fmt.max)[1] - 1
         e = L - lm
         e = np.where(np.ldexp(fmt.max, e) >= amax, e, e + 1)

@@ -89,7 +89,7 @@ CONFIGS = (
                             ["--pts", "off"], ["--2d"], ["--rht", "16"], ["--rht", "16", "--rht-bf16"],
                             ["--rht", "64", "--seed", "5"], ["--rht", "32", "--seed", "9"])]
     + [(f, o) for f in ("mxfp4", "mxfp6-e2m3", "mxfp6-e3m2", "mxfp8-e4m3", "mxfp8-e5m2")
-       for o in ([], ["--scale-rule", "ceil"], ["--rounding", "rna"], ["--rounding", "rz"],
+       for o in ([], ["--scale-rule", "rceil"], ["--scale-rule", "ceil"], ["--rounding", "rna"], ["--rounding", "rz"],
                  ["--rounding", "sr", "--seed", "11", "--stream", "2"])]
     + [("mxfp4", ["--rht", "64", "--seed", "3"]), ("mxfp4", ["--rht", "128", "--seed", "3", "--rht-bf16"])]
     + [("hif4", o) for o in ([], ["--rounding", "sr", "--seed", "13", "--stream", "1"], ["--rht", "64", "--seed", "2"])]
