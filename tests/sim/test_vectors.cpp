@@ -653,7 +653,7 @@ TEST(VectorCli, BadInputsFailWithOneLine) {
   }
   ASSERT_EQ(d.run("quantize --format mxfp4 --input x.npy --out q").code, 0);
   const std::vector<std::tuple<std::string, int, std::string>> bad = {
-      {"vectors --suite tiny --out t", 2, "--suite: unknown suite 'tiny'"},
+      {"vectors --suite tiny --out t", 2, "--suite: unknown suite 'tiny' (expected smoke, corners, random, llm or quant)"},
       {"vectors --suite corners --size 4 --out t", 2, "takes no size"},
       {"vectors --suite corners --seed 4 --out t", 2, "--seed: the corners suite is not random"},
       {"vectors --suite llm --size 100 --out t", 2, "multiple of 64"},

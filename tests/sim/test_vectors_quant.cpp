@@ -659,4 +659,21 @@ TEST(VectorCli, ConventionOnlyForTheQuantSuite) {
     EXPECT_FALSE(fs::exists(d / "x"));
   }
   EXPECT_EQ(d.run("vectors --suite corners --convention te --out x").code, 0);
+  // --from takes the quantize options, the convention among them.
+  std::vector<float> a(4 * 64);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(static_cast<int>(i % 11) - 5) * 0.375f;
+  const size_t as[2] = {4, 64};
+  io::write_npy<float>(d / "a.npy", as, a);
+  ASSERT_EQ(d.run("vectors --from a.npy --format nvfp4 --convention torchao --out f").code, 0);
+  const VectorCase v = SuiteReader(d / "f").load(0).data;
+  EXPECT_EQ(v.a.quant["convention"], "torchao");
+  QuantOptions o;
+  o.convention = Convention::Torchao;
+  const Quantized q = quantize(BlockFormat::Nvfp4, a, 4, 64, o);
+  EXPECT_EQ(v.a.codes, q.codes);
+  EXPECT_EQ(std::vector<uint32_t>(q.scales.begin(), q.scales.end()), v.a.scales);
+  EXPECT_EQ(bits(v.alpha), bits(q.global_scale * q.global_scale));
+  const Result e = d.run("vectors --from a.npy --format hif4 --convention torchao --out g");
+  EXPECT_EQ(e.code, 2);
+  EXPECT_NE(e.err.find("torchao has no hif4 quantizer"), std::string::npos) << e.err;
 }
