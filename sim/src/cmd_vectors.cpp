@@ -19,7 +19,7 @@ namespace po = boost::program_options;
 
 constexpr const char* kUsage =
     "vectors --suite smoke|corners|random|llm|quant --out DIR [--seed S] [--size N] [--threads T]\n"
-    "               [--progress] [--force] [--durable]\n"
+    "               [--convention te|torchao|modelopt] [--progress] [--force] [--durable]\n"
     "       fp4sim vectors --from A.npy [--b B.npy] --format F [quantize options] --out DIR [--force]";
 
 // A [rows, K] float tensor from --from / --b (float32, or uint16 BF16 bits).
@@ -109,6 +109,14 @@ int cmd_vectors(const Invocation& inv) {
   if (!vectors::parse_suite(name, suite))
     throw UsageError("--suite: unknown suite '" + name + "' (expected smoke, corners, random, llm or quant)");
   vectors::SuiteOptions o;
+  if (vm.count("convention")) {
+    const std::string c = vm["convention"].as<std::string>();
+    if (!parse_convention(c, o.convention))
+      throw UsageError("--convention: unknown library '" + c + "' (expected te, torchao or modelopt)");
+    if (o.convention != Convention::Te && suite != vectors::Suite::Quant)
+      throw UsageError("--convention " + c + ": only the quant suite (and --from) take a library's quantizer; suite " +
+                       name + " is made of codes");
+  }
   if (vm.count("seed")) {
     if (suite == vectors::Suite::Corners) throw UsageError("--seed: the corners suite is not random");
     o.seed = parse_uint("seed", vm["seed"].as<std::string>(), 0, UINT64_MAX);

@@ -63,6 +63,9 @@ using io::hex32;
 }  // namespace
 
 void validate_suite_options(Suite s, const SuiteOptions& o) {
+  if (o.convention != Convention::Te && s != Suite::Quant)
+    throw std::invalid_argument("suite " + std::string(suite_name(s)) +
+                                " is made of codes: only the quant suite takes a convention other than te");
   switch (s) {
     case Suite::Smoke:
     case Suite::Corners:
@@ -492,6 +495,37 @@ VectorCase special_elements(const MmaConfig& cfg) {  // e4m3 / e5m2: the element
   return b.build("special_elements", "NaN and Inf element codes");
 }
 
+// mxf8f6f4, every element type here has subnormals: the smallest subnormal s = 2^(e - m) sits at the
+// exponent e = 1 - bias of the smallest normal (SPEC §4: E4M3 subnormals have exponent -6). Times
+// B = 1 under unit scales the product aligns at 2^e, so the 25-bit window ends at 2^(e - 25) and
+// C = -3*2^(e - 27) (0.75 of the last place) is truncated away: D = s. A kernel that aligns
+// subnormals one binade lower (2^(e - 1)) keeps -2^(e - 26) of C. A[1] = 1 against B = 1: the
+// product 1 aligns at 2^0 and C vanishes (D = 1); A[0] against B[1]: every product has a zero
+// element (exponent -126), C alone sets the alignment and D = C.
+VectorCase subnormal_elements(const MmaConfig& cfg) {
+  Builder b(cfg);
+  const uint32_t sa = min_pos_code(b.ea()), sb = min_pos_code(b.eb());
+  const int e = std::ilogb(decode(b.ea(), sa)) + static_cast<int>(b.ea().mbits);
+  if (cfg.elem_a != cfg.elem_b || sa >= (1u << b.ea().mbits))
+    throw std::logic_error("vectors: subnormal_elements needs one element type with subnormals");
+  const float c = -3.0f * f2(e - 27);
+  const auto unit = b.scales(b.s_unit());
+  b.b_ones();
+  std::vector<uint8_t> x = b.zeros();
+  x[1] = static_cast<uint8_t>(sb);
+  b.b(x, unit, "B[1] = smallest subnormal, unit scales");
+  const std::string what = "smallest subnormal " + p2(std::ilogb(decode(b.ea(), sa))) + " (exponent " +
+                           std::to_string(e) + "), C = -3*" + p2(e - 27) + ": below the window of 2^" +
+                           std::to_string(e) + ", truncated";
+  x = b.zeros();
+  x[0] = static_cast<uint8_t>(sa);
+  b.a(x, unit, c, "A[0] = " + what);
+  x = b.zeros();
+  x[1] = static_cast<uint8_t>(b.a_code(1.0));
+  b.a(x, unit, c, "A[1] = 1 (column 1: times B's subnormal), C = -3*" + p2(e - 27));
+  return b.build("subnormal_elements", "subnormal elements align at the exponent of the smallest normal");
+}
+
 // Forward: random codes (below).
 VectorCase random_case(const MmaConfig& cfg, size_t M, size_t N, size_t instructions, uint64_t seed, std::string cls,
                        std::string desc);
@@ -578,6 +612,7 @@ std::vector<VectorCase> corner_cases() {
     out.push_back(subnormal_result(cfg));
     out.push_back(inf_c(cfg));
     if (cfg.elem_a->has_nan()) out.push_back(special_elements(cfg));
+    if (cfg.kind->id == MmaKindId::Mxf8f6f4) out.push_back(subnormal_elements(cfg));
     for (VectorCase& v : alpha_cases(cfg)) out.push_back(std::move(v));
   }
   return out;
@@ -894,7 +929,7 @@ std::vector<VectorCase> build_suite(Suite s, const SuiteOptions& o) {
     case Suite::Corners: cases = corner_cases(); break;
     case Suite::Random: cases = random_cases(o.seed, o.size ? o.size : kRandomDefault); break;
     case Suite::Llm: cases = llm_cases(o.seed, o.size ? o.size : kLlmDefault); break;
-    case Suite::Quant: cases = quant_suite_cases(o.seed); break;
+    case Suite::Quant: cases = quant_suite_cases(o.seed, o.convention); break;
   }
   number_cases(cases);
   for (size_t i = 0; i < cases.size(); ++i) {
@@ -980,6 +1015,7 @@ Json suite_origin(Suite s, const SuiteOptions& o) {
   if (s == Suite::Random) origin["size"] = o.size ? o.size : kRandomDefault;
   else if (s == Suite::Llm) origin["size"] = o.size ? o.size : kLlmDefault;
   else origin["size"] = nullptr;
+  if (s == Suite::Quant) origin["convention"] = convention_name(o.convention);
   return origin;
 }
 }  // namespace

@@ -8,7 +8,8 @@
 
 namespace fp4sim::vectors {
 
-// The cases of the `quant` suite, without ids or expected outputs.
-std::vector<VectorCase> quant_suite_cases(uint64_t seed);
+// The cases of the `quant` suite, without ids or expected outputs, quantized under `conv` (only the
+// cases whose format and options that library has).
+std::vector<VectorCase> quant_suite_cases(uint64_t seed, Convention conv);
 
 }  // namespace fp4sim::vectors

@@ -8,6 +8,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <stdexcept>
 
 #include "fp4sim/io/quant_explain.hpp"
@@ -49,12 +50,28 @@ std::vector<float> simple_b(size_t K) {
   return b;
 }
 
-VectorCase finish(QCase& q, std::string cls, std::string desc) {
+// The rows are built (and their ties verified) under TE's convention; the case quantizes them under
+// `conv`, and is left out (nullopt) when that library lacks the format or an option of the case.
+std::optional<VectorCase> finish(QCase& q, Convention conv, std::string cls, std::string desc) {
   if (q.rows() == 0 || q.rows() > 64 || q.K > 256) throw std::logic_error("quant suite: case too large");
+  QuantOptions o = q.o;
+  o.convention = conv;
+  try {
+    check_convention(conv, q.f, o);
+  } catch (const std::invalid_argument&) {
+    return std::nullopt;
+  }
   const std::vector<float> b = simple_b(q.K);
-  const Quantized qa = quantize(q.f, q.a, q.rows(), q.K, q.o);
-  const Quantized qb = quantize(q.f, b, 2, q.K, q.o);
-  VectorCase v = quantized_case(q.f, q.a, q.o, qa, b, q.o, qb, std::move(cls), std::move(desc));
+  const Quantized qa = quantize(q.f, q.a, q.rows(), q.K, o);
+  const Quantized qb = quantize(q.f, b, 2, q.K, o);
+  // torchao's and ModelOpt's S_dec = amax / 2688 is NaN / Inf for a tensor holding NaN / Inf, and
+  // the manifest's alpha is a JSON number: such cases are left out (TE's S_enc clamp keeps them finite).
+  if (!std::isfinite(qa.global_scale) || !std::isfinite(qb.global_scale)) {
+    if (conv == Convention::Te) throw std::logic_error("quant suite: a TE global scale is not finite");
+    return std::nullopt;
+  }
+  if (conv != Convention::Te) desc += " (" + std::string(convention_name(conv)) + "'s quantizer)";
+  VectorCase v = quantized_case(q.f, q.a, o, qa, b, o, qb, std::move(cls), std::move(desc));
   v.row_notes = q.notes;
   v.col_notes = {"B = 1 everywhere", "B = a ramp of multiples of 0.25 in [-1.5, 1.5]"};
   return v;
@@ -370,8 +387,11 @@ void rows_scale_ties(QCase& q, float T) {
 
 }  // namespace
 
-std::vector<VectorCase> quant_suite_cases(uint64_t seed) {
+std::vector<VectorCase> quant_suite_cases(uint64_t seed, Convention conv) {
   std::vector<VectorCase> out;
+  auto add = [&out](std::optional<VectorCase> v) {
+    if (v) out.push_back(std::move(*v));
+  };
   for (const BlockFormatInfo& fi : all_block_formats()) {
     const BlockFormat f = fi.id;
     const std::string fname(fi.name);
@@ -381,23 +401,23 @@ std::vector<VectorCase> quant_suite_cases(uint64_t seed) {
     {
       QCase q = make({});
       rows_bf16(q, seed, 16);
-      out.push_back(finish(q, "quant-bf16", fname + ": BF16-valued activations (outlier channels) and weights"));
+      add(finish(q, conv, "quant-bf16", fname + ": BF16-valued activations (outlier channels) and weights"));
     }
     {
       QCase q = make({});
       rows_ties(q);
-      out.push_back(finish(q, "quant-ties", fname + ": exact element ties at every binade, both signs, and one "
+      add(finish(q, conv, "quant-ties", fname + ": exact element ties at every binade, both signs, and one "
                                                     "FP32 ulp either side (verified against the SPEC steps)"));
     }
     {
       QCase q = make({});
       rows_specials(q, false);
-      out.push_back(finish(q, "quant-zeros-nan", fname + ": -0 inputs, negatives rounding to -0, +0 / -0 blocks, NaN"));
+      add(finish(q, conv, "quant-zeros-nan", fname + ": -0 inputs, negatives rounding to -0, +0 / -0 blocks, NaN"));
     }
     {
       QCase q = make({});
       rows_specials(q, true);
-      out.push_back(finish(q, "quant-inf", fname + ": +-Inf and NaN inputs in blocks"));
+      add(finish(q, conv, "quant-inf", fname + ": +-Inf and NaN inputs in blocks"));
     }
     {
       QCase q = make({});
@@ -405,17 +425,22 @@ std::vector<VectorCase> quant_suite_cases(uint64_t seed) {
       q.row(z, "+0 everywhere");
       std::fill(z.begin(), z.end(), -0.0f);
       q.row(z, "-0 everywhere (all-zero tensor: NVFP4 amax = 0 -> S_enc = 1)");
-      out.push_back(finish(q, "quant-zero-tensor", fname + ": an all-zero tensor"));
+      std::optional<VectorCase> v =
+          finish(q, conv, "quant-zero-tensor", fname + ": an all-zero tensor, nonzero C (D = alpha * C)");
+      // Every product is zero, so D = RN(alpha * C) shows alpha = S_dec_A * S_dec_B: the one place
+      // an all-zero NVFP4 tensor's S_dec (1, from S_enc = 1) is visible in D.
+      if (v) v->c = {1.5f, -0.375f, 0x1.8p-20f, -0x1p100f};
+      add(std::move(v));
     }
     {
       QCase q = make({});
       rows_tiny(q);
-      out.push_back(finish(q, "quant-tiny", fname + ": FP32 subnormal inputs, subnormal / zero / clamped block scales"));
+      add(finish(q, conv, "quant-tiny", fname + ": FP32 subnormal inputs, subnormal / zero / clamped block scales"));
     }
     {
       QCase q = make({});
       rows_pow2(q, mx || f == BlockFormat::Hif4);
-      out.push_back(finish(q, "quant-pow2", fname + ": block amaxes a few ulps below powers of two" +
+      add(finish(q, conv, "quant-pow2", fname + ": block amaxes a few ulps below powers of two" +
                                                 (mx || f == BlockFormat::Hif4 ? std::string(", values near FLT_MAX") : "")));
     }
     {
@@ -425,7 +450,7 @@ std::vector<VectorCase> quant_suite_cases(uint64_t seed) {
       o.stream = 3;
       QCase q = make(o);
       rows_bf16(q, seed + 1, 8);
-      out.push_back(finish(q, "quant-sr", fname + ": stochastic rounding, seed " + std::to_string(o.seed) + ", stream 3"));
+      add(finish(q, conv, "quant-sr", fname + ": stochastic rounding, seed " + std::to_string(o.seed) + ", stream 3"));
     }
     if (mx) {
       QuantOptions o;
@@ -433,13 +458,13 @@ std::vector<VectorCase> quant_suite_cases(uint64_t seed) {
       QCase q = make(o);
       rows_bf16(q, seed + 2, 8);
       rows_pow2(q, true);
-      out.push_back(finish(q, "quant-ceil", fname + ": scale rule ceil (RCEIL) on BF16 values, powers of two and FLT_MAX"));
+      add(finish(q, conv, "quant-ceil", fname + ": scale rule ceil (RCEIL) on BF16 values, powers of two and FLT_MAX"));
     }
     if (f == BlockFormat::Nvfp4) {
       for (float T : {1.0f, 0.7f}) {
         QCase q = make({});
         rows_scale_ties(q, T);
-        out.push_back(finish(q, "quant-scale-ties", "nvfp4: block amaxes whose UE4M3 scale is a tie in TE's order and "
+        add(finish(q, conv, "quant-scale-ties", "nvfp4: block amaxes whose UE4M3 scale is a tie in TE's order and "
                                                     "another code in other orders, tensor amax " + g(T)));
       }
       {
@@ -450,7 +475,7 @@ std::vector<VectorCase> quant_suite_cases(uint64_t seed) {
         q.row(r, "tensor amax 1e-37: 2688 / amax overflows, S_enc = FLT_MAX");
         for (size_t k = 0; k < K; ++k) r[k] = static_cast<float>(static_cast<int>(k % 5) - 2) * 0x1p-140f;
         q.row(r, "FP32 subnormal values beside it");
-        out.push_back(finish(q, "quant-pts-tiny", "nvfp4: tensor amax so small that the per-tensor scale clamps at FLT_MAX"));
+        add(finish(q, conv, "quant-pts-tiny", "nvfp4: tensor amax so small that the per-tensor scale clamps at FLT_MAX"));
       }
       {
         QCase q = make({});
@@ -459,7 +484,7 @@ std::vector<VectorCase> quant_suite_cases(uint64_t seed) {
         q.row(r, "values up to FLT_MAX (tensor amax FLT_MAX)");
         for (size_t k = 0; k < K; ++k) r[k] = static_cast<float>(k % 9) * 1e30f;
         q.row(r, "values up to 8e30: their blocks get small scales");
-        out.push_back(finish(q, "quant-pts-huge", "nvfp4: tensor amax near FLT_MAX"));
+        add(finish(q, conv, "quant-pts-huge", "nvfp4: tensor amax near FLT_MAX"));
       }
       {
         QuantOptions o;
@@ -467,7 +492,7 @@ std::vector<VectorCase> quant_suite_cases(uint64_t seed) {
         QCase q = make(o);
         rows_bf16(q, seed + 3, 8);
         rows_tiny(q);
-        out.push_back(finish(q, "quant-pts-off", "nvfp4: per-tensor scale off (S_enc = S_dec = 1)"));
+        add(finish(q, conv, "quant-pts-off", "nvfp4: per-tensor scale off (S_enc = S_dec = 1)"));
       }
       {
         QuantOptions o;
@@ -477,7 +502,7 @@ std::vector<VectorCase> quant_suite_cases(uint64_t seed) {
         QCase q = make(o);
         rows_bf16(q, seed + 4, 8);
         rows_ties(q);
-        out.push_back(finish(q, "quant-sr", "nvfp4: stochastic rounding on BF16 values and ties, seed " +
+        add(finish(q, conv, "quant-sr", "nvfp4: stochastic rounding on BF16 values and ties, seed " +
                                                 std::to_string(o.seed) + ", stream 65537"));
       }
       {
@@ -486,7 +511,7 @@ std::vector<VectorCase> quant_suite_cases(uint64_t seed) {
         o.rht_bf16 = true;
         QCase q = make(o);
         rows_bf16(q, seed + 5, 8);
-        out.push_back(finish(q, "quant-rht", "nvfp4: RHT 16 with TE's default signs, output rounded to BF16"));
+        add(finish(q, conv, "quant-rht", "nvfp4: RHT 16 with TE's default signs, output rounded to BF16"));
       }
       {
         QuantOptions o;
@@ -497,7 +522,7 @@ std::vector<VectorCase> quant_suite_cases(uint64_t seed) {
         o.seed = seed + 7;
         QCase q = make(o);
         rows_bf16(q, seed + 6, 8);
-        out.push_back(finish(q, "quant-rht", "nvfp4: RHT 16 with seeded signs, FP32 output, SR"));
+        add(finish(q, conv, "quant-rht", "nvfp4: RHT 16 with seeded signs, FP32 output, SR"));
       }
       {
         QuantOptions o;
@@ -515,7 +540,7 @@ std::vector<VectorCase> quant_suite_cases(uint64_t seed) {
           if (r >= 16) note += " (second row tile: 8 rows, 24 is not a multiple of 16)";
           q.row(row, note);
         }
-        out.push_back(finish(q, "quant-2d", "nvfp4: 16x16 tile scaling, 24 rows"));
+        add(finish(q, conv, "quant-2d", "nvfp4: 16x16 tile scaling, 24 rows"));
       }
     }
     if (f == BlockFormat::Mxfp4) {
@@ -524,7 +549,7 @@ std::vector<VectorCase> quant_suite_cases(uint64_t seed) {
       o.rht_bf16 = true;
       QCase q = make(o);
       rows_bf16(q, seed + 9, 8);
-      out.push_back(finish(q, "quant-rht", "mxfp4: RHT 16 with TE's default signs, BF16 output"));
+      add(finish(q, conv, "quant-rht", "mxfp4: RHT 16 with TE's default signs, BF16 output"));
     }
     if (f == BlockFormat::Hif4) {
       for (bool b16 : {false, true}) {
@@ -534,7 +559,7 @@ std::vector<VectorCase> quant_suite_cases(uint64_t seed) {
         o.rht_bf16 = b16;
         QCase q = make(o);
         rows_bf16(q, seed + 10, 8);
-        out.push_back(finish(q, "quant-rht", std::string("hif4: RHT 64, seeded signs, ") + (b16 ? "BF16" : "FP32") + " output"));
+        add(finish(q, conv, "quant-rht", std::string("hif4: RHT 64, seeded signs, ") + (b16 ? "BF16" : "FP32") + " output"));
       }
     }
   }

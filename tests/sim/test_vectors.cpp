@@ -342,6 +342,7 @@ TEST(VectorCorners, EveryClassForEveryKind) {
     want.insert(t == "hif4" ? "rn_boundary" : "trunc_boundary");
     if (t == "mxf4nvf4-ue4m3-b16") want.insert("zero_scale");
     if (t == "mxf8f6f4-e4m3" || t == "mxf8f6f4-e5m2") want.insert("special_elements");
+    if (t.rfind("mxf8f6f4-", 0) == 0) want.insert("subnormal_elements");
     EXPECT_EQ(classes[t], want) << t;
   }
   // Each class shows what it is for, in the kind's hardware model.
@@ -461,6 +462,45 @@ TEST(VectorCorners, KChainingBitsByHand) {
     EXPECT_EQ(out(c, c.cfg.kind->hardware_model, r2), bits(up));  // 2 * 2^p inside one instruction is kept
   }
   EXPECT_EQ(seen, 9u);
+}
+
+// SPEC §4 mxf8f6f4 (K = 32, 25 fraction bits): the smallest subnormal s of each element type
+// (E4M3 0x01 = 2^-9 at exponent 1 - 7 = -6; E5M2 2^-16 at -14; E2M3 2^-3 at 0; E3M2 2^-4 at -2;
+// E2M1 2^-1 at 0) times 1.0 under unit scales aligns at that exponent e, so the window's last place
+// is 2^(e - 25) and C = -3*2^(e - 27) is truncated to 0: D = s. (Aligned at e - 1 instead, C
+// would leave -2^(e - 26): E4M3 D = 2^-9 - 2^-32.) A[1] = 1 times B row 0 (ones): 1 aligns at 2^0,
+// C is below 2^-25 and D = 1. A[0] times B[1]: every product has a zero element (exponent -126),
+// C alone sets the alignment, D = C.
+TEST(VectorCorners, SubnormalElementsBitsByHand) {
+  struct Want {
+    const char* tag;
+    uint32_t d;  // s as FP32 bits
+    int e;       // the exponent subnormals align at
+  };
+  const Want wants[] = {{"mxf8f6f4-e4m3", 0x3B000000u, -6},
+                        {"mxf8f6f4-e5m2", 0x37800000u, -14},
+                        {"mxf8f6f4-e2m3", 0x3E000000u, 0},
+                        {"mxf8f6f4-e3m2", 0x3D800000u, -2},
+                        {"mxf8f6f4-e2m1", 0x3F000000u, 0}};
+  for (const Want& w : wants) {
+    SCOPED_TRACE(w.tag);
+    const VectorCase* c = find_case(corners(), w.tag, "subnormal_elements");
+    ASSERT_NE(c, nullptr);
+    ASSERT_EQ(c->M, 2u);
+    ASSERT_EQ(c->N, 2u);
+    const float C = -3.0f * std::ldexp(1.0f, w.e - 27);
+    for (size_t i = 0; i < 4; ++i) EXPECT_EQ(bits(c->c[i]), bits(C)) << i;
+    EXPECT_EQ(c->a.codes[0], 0x01u);  // the smallest subnormal is code 1 in every type
+    EXPECT_EQ(c->b.codes[c->K + 1], 0x01u);
+    EXPECT_EQ(out(*c, Model::Blackwell, 0, 0), w.d);
+    EXPECT_EQ(out(*c, Model::Blackwell, 1, 1), w.d);
+    EXPECT_EQ(out(*c, Model::Blackwell, 0, 1), bits(C));
+    EXPECT_EQ(out(*c, Model::Blackwell, 1, 0), bits(1.0f));
+  }
+  // The exact model keeps C: E4M3 2^-9 - 3*2^-33 is an FP32 value (24 bits from 2^-10 to 2^-33).
+  const VectorCase* e4 = find_case(corners(), "mxf8f6f4-e4m3", "subnormal_elements");
+  ASSERT_NE(e4, nullptr);
+  EXPECT_EQ(out(*e4, Model::Exact, 0, 0), bits(0x1p-9f - 3 * 0x1p-33f));
 }
 
 TEST(VectorCorners, SmallCasesByHand) {
@@ -613,7 +653,7 @@ TEST(VectorCli, BadInputsFailWithOneLine) {
   }
   ASSERT_EQ(d.run("quantize --format mxfp4 --input x.npy --out q").code, 0);
   const std::vector<std::tuple<std::string, int, std::string>> bad = {
-      {"vectors --suite tiny --out t", 2, "--suite: unknown suite 'tiny'"},
+      {"vectors --suite tiny --out t", 2, "--suite: unknown suite 'tiny' (expected smoke, corners, random, llm or quant)"},
       {"vectors --suite corners --size 4 --out t", 2, "takes no size"},
       {"vectors --suite corners --seed 4 --out t", 2, "--seed: the corners suite is not random"},
       {"vectors --suite llm --size 100 --out t", 2, "multiple of 64"},

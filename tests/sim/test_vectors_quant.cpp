@@ -248,7 +248,7 @@ TEST(QuantSuite, HoldsTheQuantizerCorners) {
         2688.0f / q["amax"].get<float>() > FLT_MAX)
       flt_max_clamp = c.a.quant["global_scale"].get<float>() == 1.0f / FLT_MAX;
     two_d |= q["2d"].get<bool>() && c.M % 16 != 0;
-    ceil |= q["scale_rule"] == "ceil";
+    ceil |= q["scale_rule"] == "rceil";
     sr |= q["rounding"] == "sr";
     rht_te |= q["rht_signs"] == "te-fixed-16" && q["rht_bf16"].get<bool>();
     rht_seeded |= q["rht"] == 16 && q["rht_signs"] == "seeded";
@@ -260,6 +260,33 @@ TEST(QuantSuite, HoldsTheQuantizerCorners) {
                              "quant-pow2", "quant-sr"})
       EXPECT_TRUE(cls.count(want)) << f << " " << want;
   EXPECT_TRUE(neg_zero_code && nan_in && flt_max_clamp && two_d && ceil && sr && rht_te && rht_seeded && rht64);
+}
+
+// The all-zero tensor: every product is 0, so each model's D is RN(alpha * C) with C nonzero. For
+// NVFP4, amax = 0 gives S_enc = S_dec_A = 1 and B (row 0 ones, row 1 multiples of 0.25 up to 1.5 in
+// magnitude) has tensor amax 1.5: S_dec_B = RN(1 / RN(2688 / 1.5)), alpha = S_dec_B (SPEC §2).
+TEST(QuantSuite, ZeroTensorShowsAlphaThroughC) {
+  size_t seen = 0;
+  for (const VectorCase& c : quant_suite()) {
+    if (c.cls != "quant-zero-tensor") continue;
+    ++seen;
+    SCOPED_TRACE(c.id);
+    const uint32_t sign = c.cfg.elem_a->sign_bit();
+    for (uint8_t code : c.a.codes) EXPECT_EQ(code & ~sign, 0u);
+    const bool nv = c.a.quant["format"] == "nvfp4";
+    const float alpha = nv ? 1.0f / (2688.0f / 1.5f) : 1.0f;
+    if (nv) {
+      EXPECT_EQ(bits(c.a.quant["global_scale"].get<float>()), bits(1.0f));
+    }
+    EXPECT_EQ(bits(c.alpha), bits(alpha));
+    ASSERT_EQ(c.c.size(), c.M * c.N);
+    for (size_t i = 0; i < c.c.size(); ++i) {
+      EXPECT_NE(c.c[i], 0.0f) << i;
+      for (size_t m = 0; m < c.models.size(); ++m)
+        EXPECT_EQ(bits(c.expected[m][i]), bits(alpha * c.c[i])) << model_name(c.models[m]) << " " << i;
+    }
+  }
+  EXPECT_EQ(seen, 7u);
 }
 
 // Non-unit alpha: RN(alpha * D_model(alpha = 1)) is what the suite expects, and applying alpha to
@@ -551,4 +578,102 @@ TEST(VectorCli, FromTensorsBuildsOneCase) {
     EXPECT_EQ(e.err_lines(), 1u) << e.err;
     EXPECT_FALSE(fs::exists(d / "x"));
   }
+}
+
+// `--convention`: the quant suite's float cases quantized by another library's recipe. The inputs
+// are TE's suite's; each operand's codes and scales are golden quantize(..., convention) of them;
+// the scale-tie blocks (built where torchao's RN(RN(amax/6)/S_dec) gives another code than TE's)
+// get other scales; the cases the library cannot quantize are left out.
+TEST(QuantSuite, ConventionSuitesFollowTheLibrarysQuantizer) {
+  SuiteOptions to;
+  to.convention = Convention::Torchao;
+  const std::vector<VectorCase> tao = build_suite(Suite::Quant, to);
+  std::map<std::string, const VectorCase*> te_by_desc;
+  for (const VectorCase& c : quant_suite()) te_by_desc[c.description + " (torchao's quantizer)"] = &c;
+  std::set<std::string> formats;
+  size_t tie_blocks_differ = 0;
+  for (const VectorCase& c : tao) {
+    SCOPED_TRACE(c.id);
+    EXPECT_EQ(c.a.quant["convention"], "torchao");
+    EXPECT_EQ(c.b.quant["convention"], "torchao");
+    BlockFormat f{};
+    QuantOptions o = quant_options_from_json(c.a.quant, f);
+    formats.insert(std::string(info(f).name));
+    EXPECT_NE(f, BlockFormat::Hif4);
+    EXPECT_EQ(o.rounding, Rounding::Rne);
+    EXPECT_FALSE(o.two_d);
+    o.convention = Convention::Torchao;
+    const Quantized qa = quantize(f, c.a.input, c.M, c.K, o), qb = quantize(f, c.b.input, c.N, c.K, o);
+    EXPECT_EQ(c.a.codes, qa.codes);
+    EXPECT_EQ(c.b.codes, qb.codes);
+    EXPECT_EQ(std::vector<uint32_t>(qa.scales.begin(), qa.scales.end()), c.a.scales);
+    EXPECT_EQ(std::vector<uint32_t>(qb.scales.begin(), qb.scales.end()), c.b.scales);
+    if (f == BlockFormat::Nvfp4) {
+      EXPECT_EQ(bits(c.alpha), bits(qa.global_scale * qb.global_scale));
+    }
+    const auto te = te_by_desc.find(c.description);
+    ASSERT_NE(te, te_by_desc.end()) << "no TE twin";
+    ASSERT_EQ(te->second->a.input.size(), c.a.input.size());
+    for (size_t i = 0; i < c.a.input.size(); ++i) ASSERT_EQ(bits(te->second->a.input[i]), bits(c.a.input[i])) << i;
+    if (c.cls == "quant-scale-ties")
+      for (size_t i = 0; i < c.a.scales.size(); ++i) tie_blocks_differ += c.a.scales[i] != te->second->a.scales[i];
+  }
+  EXPECT_EQ(formats, (std::set<std::string>{"nvfp4", "mxfp4", "mxfp6-e2m3", "mxfp6-e3m2", "mxfp8-e4m3", "mxfp8-e5m2"}));
+  EXPECT_GT(tie_blocks_differ, 3u);
+  // ModelOpt: NVFP4, MXFP4 and MXFP8 E4M3, its MX scale only under the ceil rule.
+  SuiteOptions mo;
+  mo.convention = Convention::Modelopt;
+  for (const VectorCase& c : build_suite(Suite::Quant, mo)) {
+    EXPECT_EQ(c.a.quant["convention"], "modelopt");
+    const std::string f = c.a.quant["format"].get<std::string>();
+    EXPECT_TRUE(f == "nvfp4" || f == "mxfp4" || f == "mxfp8-e4m3") << f;
+    if (f != "nvfp4") {
+      EXPECT_EQ(c.a.quant["scale_rule"], "rceil") << c.id;
+    }
+  }
+  EXPECT_THROW(build_suite(Suite::Corners, to), std::invalid_argument);
+}
+
+TEST(VectorCli, ConventionOnlyForTheQuantSuite) {
+  Dir d("vconv");
+  const Result r = d.run("vectors --suite quant --convention torchao --out q");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const io::Json m = io::read_manifest(d / "q");
+  EXPECT_EQ(m["convention"], "torchao");
+  const SuiteReader sr(d / "q");
+  ASSERT_GT(sr.size(), 0u);
+  for (size_t i = 0; i < sr.size(); ++i) {
+    const LoadedCase lc = sr.load(i);
+    EXPECT_TRUE(lc.problems.empty()) << lc.id;
+    EXPECT_EQ(lc.data.a.quant["convention"], "torchao") << lc.id;
+  }
+  for (const auto& [args, needle] : std::vector<std::pair<std::string, std::string>>{
+           {"vectors --suite corners --convention torchao --out x", "only the quant suite"},
+           {"vectors --suite smoke --convention modelopt --out x", "only the quant suite"},
+           {"vectors --suite quant --convention tf --out x", "unknown library 'tf'"}}) {
+    SCOPED_TRACE(args);
+    const Result e = d.run(args);
+    EXPECT_EQ(e.code, 2) << e.err;
+    EXPECT_EQ(e.err_lines(), 1u) << e.err;
+    EXPECT_NE(e.err.find(needle), std::string::npos) << e.err;
+    EXPECT_FALSE(fs::exists(d / "x"));
+  }
+  EXPECT_EQ(d.run("vectors --suite corners --convention te --out x").code, 0);
+  // --from takes the quantize options, the convention among them.
+  std::vector<float> a(4 * 64);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(static_cast<int>(i % 11) - 5) * 0.375f;
+  const size_t as[2] = {4, 64};
+  io::write_npy<float>(d / "a.npy", as, a);
+  ASSERT_EQ(d.run("vectors --from a.npy --format nvfp4 --convention torchao --out f").code, 0);
+  const VectorCase v = SuiteReader(d / "f").load(0).data;
+  EXPECT_EQ(v.a.quant["convention"], "torchao");
+  QuantOptions o;
+  o.convention = Convention::Torchao;
+  const Quantized q = quantize(BlockFormat::Nvfp4, a, 4, 64, o);
+  EXPECT_EQ(v.a.codes, q.codes);
+  EXPECT_EQ(std::vector<uint32_t>(q.scales.begin(), q.scales.end()), v.a.scales);
+  EXPECT_EQ(bits(v.alpha), bits(q.global_scale * q.global_scale));
+  const Result e = d.run("vectors --from a.npy --format hif4 --convention torchao --out g");
+  EXPECT_EQ(e.code, 2);
+  EXPECT_NE(e.err.find("torchao has no hif4 quantizer"), std::string::npos) << e.err;
 }

@@ -39,11 +39,15 @@ struct SuiteOptions {
   // 4096). smoke, corners and quant have fixed shapes and refuse a size.
   size_t size = 0;
   unsigned threads = 0;  // for the expected outputs (0 = all cores); never changes a bit
+  // quant: whose quantizer the float cases follow (quant.hpp); the cases the library cannot
+  // quantize (format, SR, 2D, ModelOpt's MX floor rule) are left out. Other suites take only Te.
+  Convention convention = Convention::Te;
   // Called by build_suite after each case's expected outputs (cases done, cases in all); optional.
   std::function<void(size_t done, size_t total)> progress;
 };
 
-// Throws std::invalid_argument for a size the suite does not take.
+// Throws std::invalid_argument for a size the suite does not take, or a convention other than Te
+// outside the quant suite.
 void validate_suite_options(Suite s, const SuiteOptions& o);
 
 struct Operand {
