@@ -639,16 +639,23 @@ def gemm(a, b, c=None, format: str = "nvfp4", model: str | None = None, rounding
 # ---- suites ----
 
 def vectors(suite: str, out, seed: int | None = None, size: int | None = None, force: bool = False,
-            threads: int = 0):
+            threads: int = 0, convention: str | None = None):
     """`fp4sim vectors --suite SUITE --out OUT [--seed S] [--size N] [--force] [--threads T]`: writes
     the same suite, file for file (the .npy files are byte-identical to the CLI's; the manifest's
     command_line records this call), and returns it loaded (load_suite(out)). OUT's parent must
     exist; an existing OUT needs force=True and is replaced atomically. seed: random, llm, smoke
-    (default 0); size: random M = N, llm tokens. Bad arguments raise ValueError with the CLI's
-    message; an unusable OUT raises OSError naming it."""
+    (default 0); size: random M = N, llm tokens; convention (quant suite only): te (default),
+    torchao or modelopt, whose quantizer the float cases follow. Bad arguments raise ValueError
+    with the CLI's message; an unusable OUT raises OSError naming it."""
     if suite not in SUITES:
         names = ", ".join(SUITES[:-1]) + " or " + SUITES[-1]
         raise ValueError(f"--suite: unknown suite '{suite}' (expected {names})")
+    conv = "te" if convention is None else str(convention)
+    if conv not in ("te", "torchao", "modelopt"):
+        raise ValueError(f"--convention: unknown library '{conv}' (expected te, torchao or modelopt)")
+    if conv != "te" and suite != "quant":
+        raise ValueError(f"--convention {conv}: only the quant suite (and --from) take a library's quantizer; "
+                         f"suite {suite} is made of codes")
     s = 0
     if seed is not None:
         if suite == "corners":
@@ -660,11 +667,11 @@ def vectors(suite: str, out, seed: int | None = None, size: int | None = None, f
     if out_s == "":
         raise ValueError("--out: empty directory name")
     call = [f"suite={suite!r}", f"out={out_s!r}"]
-    call += [f"{k}={v!r}" for k, v in (("seed", seed), ("size", size)) if v is not None]
+    call += [f"{k}={v!r}" for k, v in (("seed", seed), ("size", size), ("convention", convention)) if v is not None]
     call += ["force=True"] if force else []
     argv = [f"fp4sim.vectors({', '.join(call)})"]  # the manifest's command_line
     try:
-        _core.vectors(suite, out_s, s, n, nthreads, bool(force), argv)
+        _core.vectors(suite, out_s, s, n, nthreads, bool(force), argv, conv)
     except ValueError as e:
         raise ValueError(f"--size: {e}") from None
     except OSError as e:  # the CLI's message, with this function's keyword for --force

@@ -309,13 +309,14 @@ std::vector<std::string> suite_names_py() {
 // and renamed into place at the end, so a failure leaves nothing half-written. Arguments arrive
 // checked by Python; validate_suite_options' std::invalid_argument becomes ValueError.
 void vectors_py(const std::string& suite, const std::string& out, uint64_t seed, size_t size, unsigned threads,
-                bool force, const std::vector<std::string>& argv) {
+                bool force, const std::vector<std::string>& argv, const std::string& convention) {
   vectors::Suite s{};
   if (!vectors::parse_suite(suite, s)) throw std::invalid_argument("unknown suite '" + suite + "'");
   vectors::SuiteOptions o;
   o.seed = seed;
   o.size = size;
   o.threads = threads;
+  o.convention = convention_of(convention);
   vectors::validate_suite_options(s, o);
   io::OutputSet set(force);
   const size_t h = set.add_dir(std::filesystem::path(out));
@@ -437,5 +438,6 @@ NB_MODULE(_core, m) {
   m.def("vectors_from", &vectors_from_py, "a"_a, "b"_a.none(), "format"_a, "rounding"_a, "seed"_a, "stream"_a,
         "scale_rule"_a, "pts"_a, "two_d"_a, "rht"_a, "rht_bf16"_a, "convention"_a, "out"_a, "threads"_a, "force"_a,
         "argv"_a, "a_name"_a, "b_name"_a.none());
-  m.def("vectors", &vectors_py, "suite"_a, "out"_a, "seed"_a, "size"_a, "threads"_a, "force"_a, "argv"_a);
+  m.def("vectors", &vectors_py, "suite"_a, "out"_a, "seed"_a, "size"_a, "threads"_a, "force"_a, "argv"_a,
+        "convention"_a);
 }

@@ -15,10 +15,13 @@ ml = pytest.importorskip("ml_dtypes")
 # Suites and the options that keep them small (random: M = N = 8; llm: 64 tokens).
 SUITES = [("smoke", ["--seed", "3"], {"seed": 3}), ("corners", [], {}),
           ("random", ["--seed", "9", "--size", "8"], {"seed": 9, "size": 8}),
-          ("llm", ["--seed", "2", "--size", "64"], {"seed": 2, "size": 64})]
+          ("llm", ["--seed", "2", "--size", "64"], {"seed": 2, "size": 64}),
+          ("quant", ["--seed", "5"], {"seed": 5}),
+          ("quant", ["--convention", "torchao"], {"convention": "torchao"}),
+          ("quant", ["--convention", "modelopt"], {"convention": "modelopt"})]
 
 
-@pytest.mark.parametrize("name,args,kw", SUITES, ids=[s[0] for s in SUITES])
+@pytest.mark.parametrize("name,args,kw", SUITES, ids=[" ".join([s[0]] + s[1]) for s in SUITES])
 def test_vectors_writes_the_clis_files_byte_for_byte(cli, tmp_path, name, args, kw):
     run_cli(cli, "vectors", "--suite", name, "--out", tmp_path / "cli", *args)
     suite = fp4sim.vectors(name, tmp_path / "py", **kw)
@@ -46,6 +49,8 @@ VECTOR_ERRORS = [
     ({"suite": "random", "size": 0}, ["--suite", "random", "--size", "0"]),
     ({"suite": "random", "seed": -1}, ["--suite", "random", "--seed", "-1"]),
     ({"suite": "random", "threads": 2000}, ["--suite", "random", "--threads", "2000"]),
+    ({"suite": "quant", "convention": "tf"}, ["--suite", "quant", "--convention", "tf"]),
+    ({"suite": "smoke", "convention": "torchao"}, ["--suite", "smoke", "--convention", "torchao"]),
 ]
 
 
