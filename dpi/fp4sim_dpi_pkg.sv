@@ -5,6 +5,8 @@
 // passes to C as plain pointers (no svdpi.h needed on the C side). Arrays are sized for the largest
 // kind (K = 64, 4 scales); a call reads only the first K / K-over-block entries.
 package fp4sim_dpi_pkg;
+  // A testbench uses a few of these names; Verilator's -Wall would list the rest.
+  /* verilator lint_off UNUSEDPARAM */
 
   // Element and scale types
   localparam int FP4SIM_E2M1  = 0;
@@ -65,6 +67,8 @@ package fp4sim_dpi_pkg;
   localparam int FP4SIM_MAX_K      = 64;
   localparam int FP4SIM_MAX_SCALES = 4;
   localparam int FP4SIM_MAX_BLOCK  = 64;
+
+  /* verilator lint_on UNUSEDPARAM */
 
   import "DPI-C" function string fp4sim_dpi_version();
   import "DPI-C" function string fp4sim_dpi_last_error();

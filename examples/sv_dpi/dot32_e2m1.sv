@@ -16,8 +16,8 @@ module dot32_e2m1 #(
 
   // E2M1 as significand m (1 mantissa bit: value = m * 2^(e - 1)) and exponent e; a zero takes the
   // exponent -126, as MMA-Sim's decode gives it (it still takes part in the alignment).
-  function automatic void e2m1(input logic [3:0] code, output int m, output int e);
-    if (code[2:0] == 3'd0) begin
+  function automatic void e2m1(input logic [2:0] code, output int m, output int e);  // magnitude bits
+    if (code == 3'd0) begin
       m = 0;
       e = -126;
     end else if (code[2:1] == 2'd0) begin
@@ -51,8 +51,8 @@ module dot32_e2m1 #(
     es = int'(sav) + int'(sbv) - 254;
     max_e = ec;
     for (int k = 0; k < 32; k++) begin
-      e2m1(av[4*k+:4], ma[k], ea[k]);
-      e2m1(bv[4*k+:4], mb[k], eb[k]);
+      e2m1(av[4*k+:3], ma[k], ea[k]);
+      e2m1(bv[4*k+:3], mb[k], eb[k]);
       ek = ea[k] + eb[k] + es;
       if (ek > max_e) max_e = ek;
     end

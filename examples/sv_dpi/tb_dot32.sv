@@ -48,7 +48,7 @@ module tb_dot32;
     #1;
     got = plant_bug ? d_bug : d_good;
     if (got !== exp_d) begin
-      $display("MISMATCH at instruction %0d (%s unit)", idx, plant_bug ? "planted-bug" : "correct");
+      $display("MISMATCH at instruction %0d (%s unit)", idx, unit_name);
       $display("  a  = %032h (E2M1 codes, element k = bits 4k+3:4k)", a);
       $display("  b  = %032h", b);
       $display("  sa = %02h  sb = %02h (UE8M0)  c = %08h (FP32)", sa, sb, c);
@@ -67,28 +67,35 @@ module tb_dot32;
   endtask
 
   int n, idx, seed;
+  string unit_name;
+
+  task automatic step();
+    check(idx);
+    idx = idx + 1;
+  endtask
   int unsigned r, e;
 
   initial begin
     if (!$value$plusargs("n=%d", n)) n = 20000;
     if (!$value$plusargs("seed=%d", seed)) seed = 1;
     plant_bug = $test$plusargs("plant_bug");
+    unit_name = plant_bug ? "planted-bug" : "correct";
     rng = (seed == 0) ? 32'h1234_5678 : int'(seed);
     idx = 0;
     if (!$test$plusargs("no_directed")) begin
-      zero_ops();  check(idx++);                                    // 0: all zero
-      zero_ops();  sa = 8'hFF;  check(idx++);                       // 1: NaN scale
-      zero_ops();  c = 32'h7FC0_0000;  check(idx++);                // 2: NaN C
-      zero_ops();  c = 32'h7F80_0000;  check(idx++);                // 3: +Inf C
-      zero_ops();  c = 32'h3F80_0000;  check(idx++);                // 4: C = 1 beside zero products
+      zero_ops();  step();                                    // 0: all zero
+      zero_ops();  sa = 8'hFF;  step();                       // 1: NaN scale
+      zero_ops();  c = 32'h7FC0_0000;  step();                // 2: NaN C
+      zero_ops();  c = 32'h7F80_0000;  step();                // 3: +Inf C
+      zero_ops();  c = 32'h3F80_0000;  step();                // 4: C = 1 beside zero products
       // 5: C aligned below the product: 6 * 6 + -(2 + 2^-21) = 34 - 2^-21, C truncated to 2^-21
-      zero_ops();  a[3:0] = 4'h7;  b[3:0] = 4'h7;  c = 32'hC000_0002;  check(idx++);
-      zero_ops();  c = 32'hFF80_0000;  check(idx++);                // 6: -Inf C
-      zero_ops();  a = {32{4'h7}};  b = {32{4'h7}};  sa = 8'd254;  sb = 8'd254;  check(idx++);  // 7: overflow
-      zero_ops();  a = {32{4'h7}};  b = {32{4'h7}};  sa = 8'd0;  sb = 8'd0;  check(idx++);      // 8: underflow
-      zero_ops();  a[7:0] = 8'hF7;  b[7:0] = 8'h77;  check(idx++);  // 9: 6*6 - 6*6 = +0
-      zero_ops();  sa = 8'd200;  sb = 8'd200;  c = 32'h0000_0123;  check(idx++);  // 10: subnormal C, zeros at big scales
-      zero_ops();  a = {32{4'hA}};  b = {32{4'h2}};  c = 32'h3F80_0000;  check(idx++);  // 11: -1*1*32 + 1
+      zero_ops();  a[3:0] = 4'h7;  b[3:0] = 4'h7;  c = 32'hC000_0002;  step();
+      zero_ops();  c = 32'hFF80_0000;  step();                // 6: -Inf C
+      zero_ops();  a = {32{4'h7}};  b = {32{4'h7}};  sa = 8'd254;  sb = 8'd254;  step();  // 7: overflow
+      zero_ops();  a = {32{4'h7}};  b = {32{4'h7}};  sa = 8'd0;  sb = 8'd0;  step();      // 8: underflow
+      zero_ops();  a[7:0] = 8'hF7;  b[7:0] = 8'h77;  step();  // 9: 6*6 - 6*6 = +0
+      zero_ops();  sa = 8'd200;  sb = 8'd200;  c = 32'h0000_0123;  step();  // 10: subnormal C, zeros at big scales
+      zero_ops();  a = {32{4'hA}};  b = {32{4'h2}};  c = 32'h3F80_0000;  step();  // 11: -1*1*32 + 1
     end
     for (int i = 0; i < n; i++) begin
       for (int w = 0; w < 4; w++) begin
@@ -111,10 +118,9 @@ module tb_dot32;
       else if (r < 97) c = {1'(next()), 8'd0, 23'(next())};
       else if (r < 99) c = {1'(next()), 8'hFF, 23'd0};
       else c = 32'h7FC0_0000;
-      check(idx++);
+      step();
     end
-    $display("PASS: %0d instructions (%s unit) match fp4sim blackwell, seed %0d", idx,
-             plant_bug ? "planted-bug" : "correct", seed);
+    $display("PASS: %0d instructions (%s unit) match fp4sim blackwell, seed %0d", idx, unit_name, seed);
     $finish;
   end
 endmodule
