@@ -27,10 +27,18 @@ if(TARGET fp4sim)
   endif()
 endif()
 
+# libfp4sim_dpi (docs/dpi.md): the shared library (fp4sim::dpi), its C header and the SystemVerilog
+# package a testbench compiles, with its own pkg-config file fp4sim-dpi.pc.
+if(TARGET fp4sim_dpi)
+  install(TARGETS fp4sim_dpi EXPORT fp4simTargets LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(FILES ${PROJECT_SOURCE_DIR}/dpi/include/fp4sim_dpi.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  install(FILES ${PROJECT_SOURCE_DIR}/dpi/fp4sim_dpi_pkg.sv DESTINATION ${CMAKE_INSTALL_DATADIR}/fp4sim/sv)
+endif()
+
 install(EXPORT fp4simTargets NAMESPACE fp4sim:: DESTINATION ${FP4SIM_CMAKE_DIR})
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/fp4simConfig.cmake.in
                               ${CMAKE_CURRENT_BINARY_DIR}/fp4simConfig.cmake
-                              INSTALL_DESTINATION ${FP4SIM_CMAKE_DIR})
+                              INSTALL_DESTINATION ${FP4SIM_CMAKE_DIR} PATH_VARS CMAKE_INSTALL_DATADIR)
 # 0.x: a minor version may change the API, so only the same minor version is compatible.
 write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/fp4simConfigVersion.cmake
                                  COMPATIBILITY SameMinorVersion)
@@ -42,3 +50,7 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/fp4simConfig.cmake ${CMAKE_CURRENT_BIN
 file(RELATIVE_PATH FP4SIM_PC_TO_PREFIX /p/${CMAKE_INSTALL_LIBDIR}/pkgconfig /p)
 configure_file(${PROJECT_SOURCE_DIR}/cmake/fp4sim.pc.in ${CMAKE_CURRENT_BINARY_DIR}/fp4sim.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/fp4sim.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+if(TARGET fp4sim_dpi)
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/fp4sim-dpi.pc.in ${CMAKE_CURRENT_BINARY_DIR}/fp4sim-dpi.pc @ONLY)
+  install(FILES ${CMAKE_CURRENT_BINARY_DIR}/fp4sim-dpi.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endif()
