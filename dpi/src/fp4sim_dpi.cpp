@@ -118,7 +118,9 @@ int mma_flags(const MmaConfig& cfg, const uint8_t* a, const uint8_t* b, const ui
   acc.add_mag(d & 0x7FFFFFFFu, (d >> 31) == 0);  // subtract D
   int flags = 0;
   if (acc.sign() != 0) flags |= FP4SIM_DPI_FLAG_INEXACT;
-  if (exact_nonzero && (d & 0x7F800000u) == 0) flags |= FP4SIM_DPI_FLAG_UNDERFLOW;
+  // IEEE 754's default (and TestFloat's): tiny after rounding *and* inexact; an exact subnormal D
+  // raises nothing.
+  if (exact_nonzero && flags != 0 && (d & 0x7F800000u) == 0) flags |= FP4SIM_DPI_FLAG_UNDERFLOW;
   return flags;
 }
 
