@@ -367,10 +367,10 @@ std::string format_line(const Instruction& ins, LineFormat f) {
   j["sa"] = ins.sa;
   j["sb"] = ins.sb;
   // The decoded values, for a reader (NaN / Inf as strings).
-  auto vals = [](const ElemFormat& f, const std::vector<uint8_t>& codes) {
+  auto vals = [](const ElemFormat& ef, const std::vector<uint8_t>& codes) {
     Json a = Json::array();
     for (uint8_t c : codes) {
-      const double x = decode(f, c);
+      const double x = decode(ef, c);
       a.push_back(std::isfinite(x) ? Json(x) : Json(value_text(x)));
     }
     return a;
