@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -62,8 +63,12 @@ int write_lines(Outputs& outs, size_t h, const fs::path& out, lines::LineFormat 
     parse_model(vm["model"].as<std::string>(), m);
     model = m;
   }
-  std::string text = lines::format_header(f, what + ", model " + (model ? std::string(model_name(*model)) : "hardware"));
-  if (!text.empty()) text += "\n";
+  // Streamed into the staged file (an llm suite gives millions of lines); renamed at commit.
+  const fs::path stage = outs.set().file_stage(h);
+  std::ofstream os(stage, std::ios::binary | std::ios::trunc);
+  if (!os) throw std::runtime_error(out.string() + ": cannot write the lines file");
+  const std::string head = lines::format_header(f, what + ", model " + (model ? std::string(model_name(*model)) : "hardware"));
+  if (!head.empty()) os << head << "\n";
   size_t n_lines = 0, n_cases = 0, left_out = 0;
   for (const vectors::VectorCase& v : cases) {
     const Model m = model ? *model : v.cfg.kind->hardware_model;
@@ -73,14 +78,14 @@ int write_lines(Outputs& outs, size_t h, const fs::path& out, lines::LineFormat 
       continue;
     }
     for (const lines::Instruction& ins : lines::case_instructions(v, m)) {
-      text += lines::format_line(ins, f);
-      text += "\n";
+      os << lines::format_line(ins, f) << "\n";
       ++n_lines;
     }
     ++n_cases;
   }
   if (n_lines == 0) throw std::runtime_error("vectors: no case of " + what + " is a single instruction under --model exact");
-  outs.set().write(h, text);
+  os.close();
+  if (!os) throw std::runtime_error(out.string() + ": write failed");
   outs.commit();
   std::cout << out.string() << ": " << n_lines << " " << lines::line_format_name(f) << " instruction lines from " << n_cases
             << " cases of " << what;

@@ -290,6 +290,15 @@ TEST(LinesCli, CheckNamesTheFirstDifferingInstruction) {
   const std::string id = jl[flip].substr(jl[flip].find("\"case\":\"") + 8, jl[flip].find("\",") - jl[flip].find("\"case\":\"") - 8);
   r = dir.run("check --lines v.jsonl --results bad.txt");
   EXPECT_NE(r.out.find("DIFFER " + id + " ["), std::string::npos) << r.out;
+  // Results as JSON lines with "d" (hex string or integer bits).
+  std::string js;
+  for (size_t i = 0; i < tf.size(); ++i) {
+    const std::string d = tokens(tf[i])[6];
+    js += i % 2 ? "{\"d\": \"0x" + d + "\"}\n" : "{\"d\": " + std::to_string(std::stoul(d, nullptr, 16)) + "}\n";
+  }
+  write(dir / "ok.jsonl", js);
+  r = dir.run("check --lines v.jsonl --results ok.jsonl");
+  EXPECT_EQ(r.code, 0) << r.err << r.out;
   // A flags difference alone is a difference.
   std::string fl = ok;
   fl.replace(fl.find('\n') - 2, 2, "10");
@@ -330,7 +339,7 @@ TEST(LinesCli, OptionsAndOutputPolicy) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(slurp(dir / "f.jsonl").find("\"model\":\"fp32-seq\""), std::string::npos);
   // An existing file needs --force.
-  fp4sim::test::expect_failure(dir.run("vectors --suite corners --lines hex --out e.tf"), 2, "e.tf");
+  fp4sim::test::expect_failure(dir.run("vectors --suite corners --lines hex --out e.tf"), 1, "e.tf: already exists");
   r = dir.run("vectors --suite corners --lines hex --out e.tf --force");
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(slurp(dir / "e.tf")[0], '#');
