@@ -14,6 +14,8 @@
 
 #include "cli_harness.hpp"
 #include "fp4sim/io/lines.hpp"
+#include "fp4sim/io/manifest.hpp"
+#include "fp4sim/io/npy.hpp"
 #include "fp4sim/io/vectors.hpp"
 
 #ifndef FP4SIM_CLI
@@ -343,4 +345,33 @@ TEST(LinesCli, OptionsAndOutputPolicy) {
   r = dir.run("vectors --suite corners --lines hex --out e.tf --force");
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(slurp(dir / "e.tf")[0], '#');
+}
+
+// --from: the caller's tensor as lines; the jsonl `final` of each element is the suite's expected D.
+TEST(LinesCli, FromTensorsFinalIsTheSuitesD) {
+  Dir dir("lines");
+  std::vector<float> a(2 * 128);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(static_cast<int>(i % 13) - 6) * 0.37f;
+  const size_t shape[2] = {2, 128};
+  fp4sim::io::write_npy<float>(dir / "A.npy", shape, a);
+  Result r = dir.run("vectors --from A.npy --format mxfp4 --lines jsonl --out a.jsonl");
+  ASSERT_EQ(r.code, 0) << r.err;
+  r = dir.run("vectors --from A.npy --format mxfp4 --out suite");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const v::LoadedCase lc = v::SuiteReader(dir / "suite").load(0);
+  ASSERT_TRUE(lc.problems.empty());
+  size_t mi = 0;
+  while (lc.data.models[mi] != fp4sim::Model::Blackwell) ++mi;
+  const std::vector<std::string> jl = file_lines(dir / "a.jsonl");
+  ASSERT_EQ(jl.size(), 2u * 2u * 2u);  // B = A: 2 x 2 outputs, K = 128 = two instructions
+  size_t finals = 0;
+  for (const std::string& l : jl) {
+    const fp4sim::io::Json j = fp4sim::io::Json::parse(l);
+    if (!j.contains("final")) continue;
+    const size_t m = j["m"].get<size_t>(), n = j["n"].get<size_t>();
+    EXPECT_EQ(static_cast<uint32_t>(std::stoul(j["final"].get<std::string>(), nullptr, 16)),
+              bits(lc.data.expected[mi][m * 2 + n]));
+    ++finals;
+  }
+  EXPECT_EQ(finals, 4u);
 }
