@@ -68,7 +68,8 @@ int cmd_check(const Invocation& inv) {
        "your outputs, in the suite's layout: DIR/cases/<id>/d_<model>.npy, <a|b>_codes.npy, ... (docs/vectors.md); "
        "with --lines a file of result lines")
       ("lines", po::value<std::string>()->value_name("FILE"),
-       "instead of a suite: a line-vector file (fp4sim vectors --lines); RESULTS holds one '<D hex> [<flags hex>]' line per instruction")
+       "instead of a suite: a line-vector file (fp4sim vectors --lines); RESULTS holds one "
+       "'<D hex> [<flags hex>]' line per instruction")
       ("json", po::value<std::string>()->value_name("REPORT"),
        "also write the report as JSON to REPORT (written whatever the outcome; its folder must exist)")
       ("force", po::bool_switch(), "replace REPORT if it already exists")

@@ -45,10 +45,12 @@ std::optional<lines::LineFormat> lines_format(const po::variables_map& vm) {
   }
   lines::LineFormat f{};
   const std::string s = vm["lines"].as<std::string>();
-  if (!lines::parse_line_format(s, f)) throw UsageError("--lines: unknown line format '" + s + "' (expected hex, testfloat or jsonl)");
+  if (!lines::parse_line_format(s, f))
+    throw UsageError("--lines: unknown line format '" + s + "' (expected hex, testfloat or jsonl)");
   if (vm.count("model")) {
     const std::string m = vm["model"].as<std::string>();
-    if (m != "exact" && m != "fp32-seq") throw UsageError("--model: '" + m + "' (expected exact or fp32-seq; default: each case's hardware model)");
+    if (m != "exact" && m != "fp32-seq")
+      throw UsageError("--model: '" + m + "' (expected exact or fp32-seq; default: each case's hardware model)");
   }
   return f;
 }

@@ -155,6 +155,11 @@ std::vector<std::string_view> split_lines(std::string_view text) {
 
 bool blank(std::string_view l) { return split_ws(l).empty(); }
 
+template <class T>
+std::vector<T> slice(const std::vector<T>& v, size_t at, size_t n) {
+  return {v.begin() + static_cast<ptrdiff_t>(at), v.begin() + static_cast<ptrdiff_t>(at + n)};
+}
+
 // The operand fields of hex and testfloat lines, starting at token t[0] = the config word.
 void parse_operands(const std::vector<std::string_view>& t, size_t at, Instruction& ins, std::string_view name, size_t ln) {
   uint64_t w;
@@ -315,14 +320,15 @@ std::vector<Instruction> case_instructions(const vectors::VectorCase& v, Model m
         ins.n = n;
         ins.cfg = cfg;
         ins.alpha = alpha;
-        ins.a.assign(v.a.codes.begin() + static_cast<ptrdiff_t>(m * v.K + s * k), v.a.codes.begin() + static_cast<ptrdiff_t>(m * v.K + (s + 1) * k));
-        ins.b.assign(v.b.codes.begin() + static_cast<ptrdiff_t>(n * v.K + s * k), v.b.codes.begin() + static_cast<ptrdiff_t>(n * v.K + (s + 1) * k));
-        ins.sa.assign(v.a.scales.begin() + static_cast<ptrdiff_t>(m * nb + s * nbk), v.a.scales.begin() + static_cast<ptrdiff_t>(m * nb + (s + 1) * nbk));
-        ins.sb.assign(v.b.scales.begin() + static_cast<ptrdiff_t>(n * nb + s * nbk), v.b.scales.begin() + static_cast<ptrdiff_t>(n * nb + (s + 1) * nbk));
+        ins.a = slice(v.a.codes, m * v.K + s * k, k);
+        ins.b = slice(v.b.codes, n * v.K + s * k, k);
+        ins.sa = slice(v.a.scales, m * nb + s * nbk, nbk);
+        ins.sb = slice(v.b.scales, n * nb + s * nbk, nbk);
         ins.c = c;
         ins.d = mma_dot(cfg, ins.a.data(), ins.b.data(), ins.sa.data(), ins.sb.data(), c);
         ins.flags = instruction_flags(cfg, ins.a.data(), ins.b.data(), ins.sa.data(), ins.sb.data(), c, ins.d);
-        const std::string where = v.id + " [" + std::to_string(m) + ", " + std::to_string(n) + "] instruction " + std::to_string(s);
+        const std::string where =
+            v.id + " [" + std::to_string(m) + ", " + std::to_string(n) + "] instruction " + std::to_string(s);
         if (steps && std::bit_cast<uint32_t>((*steps)[(s * v.M + m) * v.N + n]) != ins.d)
           throw std::runtime_error("lines: " + where + ": mma_dot gives " + hex(ins.d, 8) + ", the steps file " +
                                    hex(std::bit_cast<uint32_t>((*steps)[(s * v.M + m) * v.N + n]), 8));
@@ -434,7 +440,8 @@ LineFile parse_lines(std::string_view text, std::string_view name) {
       ins.flags = static_cast<uint8_t>(json_uint(j, "flags", name, ln, 8));
       ins.alpha = static_cast<uint32_t>(json_uint(j, "alpha", name, ln, 32));
     } else if (lf.format == LineFormat::Hex) {
-      if (t.size() != 14) bad(name, ln, "expected 14 fields (case m n s S config A B SA SB C D flags alpha), got " + std::to_string(t.size()));
+      if (t.size() != 14)
+        bad(name, ln, "expected 14 fields (case m n s S config A B SA SB C D flags alpha), got " + std::to_string(t.size()));
       uint64_t v[5];
       for (int q = 0; q < 5; ++q)
         if (!parse_hex(t[static_cast<size_t>(q)], v[q], 16) || t[static_cast<size_t>(q)].size() != 4)
@@ -453,7 +460,8 @@ LineFile parse_lines(std::string_view text, std::string_view name) {
       ins.case_id = "line " + std::to_string(ln);
       parse_operands(t, 0, ins, name, ln);
     }
-    if (ins.index >= ins.count) bad(name, ln, "instruction index " + std::to_string(ins.index) + " of " + std::to_string(ins.count));
+    if (ins.index >= ins.count)
+      bad(name, ln, "instruction index " + std::to_string(ins.index) + " of " + std::to_string(ins.count));
     lf.instructions.push_back(std::move(ins));
     lf.line_numbers.push_back(ln);
   }

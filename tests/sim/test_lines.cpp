@@ -257,7 +257,8 @@ TEST(LinesCli, CheckNamesTheFirstDifferingInstruction) {
   EXPECT_EQ(hx[0][0], '#');
   // corners: 120 cases, one instruction each except k_chaining (two); every output element.
   size_t want = 0;
-  for (const v::VectorCase& c : v::build_suite(v::Suite::Corners, {})) want += c.M * c.N * (c.K / static_cast<size_t>(c.cfg.kind->k));
+  for (const v::VectorCase& c : v::build_suite(v::Suite::Corners, {}))
+    want += c.M * c.N * (c.K / static_cast<size_t>(c.cfg.kind->k));
   EXPECT_EQ(jl.size(), want);
   // Results = the D field (the 7th of a testfloat line), one changed at line 40.
   std::string ok, bad;
@@ -289,7 +290,7 @@ TEST(LinesCli, CheckNamesTheFirstDifferingInstruction) {
     EXPECT_EQ(r.err_lines(), 1u) << r.err;
   }
   // jsonl names the case id and the output element of line 40.
-  const std::string id = jl[flip].substr(jl[flip].find("\"case\":\"") + 8, jl[flip].find("\",") - jl[flip].find("\"case\":\"") - 8);
+  const std::string id = fp4sim::io::Json::parse(jl[flip])["case"].get<std::string>();
   r = dir.run("check --lines v.jsonl --results bad.txt");
   EXPECT_NE(r.out.find("DIFFER " + id + " ["), std::string::npos) << r.out;
   // Results as JSON lines with "d" (hex string or integer bits).
