@@ -154,6 +154,7 @@ std::vector<std::string_view> split_lines(std::string_view text) {
 }
 
 bool blank(std::string_view l) { return split_ws(l).empty(); }
+bool comment(std::string_view token) { return token[0] == '#' || token.substr(0, 2) == "//"; }
 
 template <class T>
 std::vector<T> slice(const std::vector<T>& v, size_t at, size_t n) {
@@ -344,7 +345,8 @@ std::vector<Instruction> case_instructions(const vectors::VectorCase& v, Model m
 
 std::string format_header(LineFormat f, std::string_view description) {
   if (f != LineFormat::Hex) return "";
-  return "# fp4sim line vectors (docs/line-vectors.md) " + std::string(description) +
+  // "//" is the comment $readmemh skips: the whole file loads as a memory of hex words.
+  return "// fp4sim line vectors (docs/line-vectors.md) " + std::string(description) +
          ": case m n s S config A B SA SB C D flags alpha";
 }
 
@@ -405,11 +407,11 @@ LineFile parse_lines(std::string_view text, std::string_view name) {
   while (first < ls.size() && blank(ls[first])) ++first;
   if (first == ls.size()) throw std::runtime_error(std::string(name) + ": no instruction lines (empty file)");
   const std::string_view head = split_ws(ls[first])[0];
-  lf.format = head[0] == '#' ? LineFormat::Hex : head[0] == '{' ? LineFormat::Jsonl : LineFormat::TestFloat;
+  lf.format = comment(head) ? LineFormat::Hex : head[0] == '{' ? LineFormat::Jsonl : LineFormat::TestFloat;
   for (size_t i = 0; i < ls.size(); ++i) {
     const size_t ln = i + 1;
     const std::vector<std::string_view> t = split_ws(ls[i]);
-    if (t.empty() || t[0][0] == '#') continue;
+    if (t.empty() || comment(t[0])) continue;
     Instruction ins;
     if (lf.format == LineFormat::Jsonl) {
       Json j;
@@ -475,7 +477,7 @@ std::vector<ResultLine> parse_results(std::string_view text, std::string_view na
   for (size_t i = 0; i < ls.size(); ++i) {
     const size_t ln = i + 1;
     const std::vector<std::string_view> t = split_ws(ls[i]);
-    if (t.empty() || t[0][0] == '#') continue;
+    if (t.empty() || comment(t[0])) continue;
     ResultLine r;
     r.line = ln;
     if (t[0][0] == '{') {

@@ -254,7 +254,7 @@ TEST(LinesCli, CheckNamesTheFirstDifferingInstruction) {
                                  tf = file_lines(dir / "v.tf");
   ASSERT_EQ(hx.size(), jl.size() + 1);  // the header comment
   ASSERT_EQ(tf.size(), jl.size());
-  EXPECT_EQ(hx[0][0], '#');
+  EXPECT_EQ(hx[0].substr(0, 3), "// ");
   // corners: 120 cases, one instruction each except k_chaining (two); every output element.
   size_t want = 0;
   for (const v::VectorCase& c : v::build_suite(v::Suite::Corners, {}))
@@ -345,7 +345,7 @@ TEST(LinesCli, OptionsAndOutputPolicy) {
   fp4sim::test::expect_failure(dir.run("vectors --suite corners --lines hex --out e.tf"), 1, "e.tf: already exists");
   r = dir.run("vectors --suite corners --lines hex --out e.tf --force");
   EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(slurp(dir / "e.tf")[0], '#');
+  EXPECT_EQ(slurp(dir / "e.tf").substr(0, 2), "//");
 }
 
 // --from: the caller's tensor as lines; the jsonl `final` of each element is the suite's expected D.

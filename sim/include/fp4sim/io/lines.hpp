@@ -72,7 +72,7 @@ uint32_t epilogue(uint32_t alpha, uint32_t d);
 std::string format_header(LineFormat f, std::string_view description);
 std::string format_line(const Instruction& ins, LineFormat f);
 
-// Parses a line-vector file's text (any of the three formats, told apart by the first line: a '#'
+// Parses a line-vector file's text (any of the three formats, told apart by the first line: a "//"
 // header = hex, '{' = jsonl, else testfloat). Testfloat lines carry no case id: they are named
 // "line N". Throws std::runtime_error "NAME:LINE: ..." on the first malformed line.
 struct LineFile {
@@ -83,7 +83,7 @@ struct LineFile {
 LineFile parse_lines(std::string_view text, std::string_view name);
 
 // A DUT's result lines: `<D hex> [<flags hex>]` (hex digits, optional 0x) or jsonl objects with "d"
-// (hex string or number of bits) and optional "flags". Blank lines and '#' lines are skipped.
+// (hex string or number of bits) and optional "flags". Blank lines and comment lines ("//" or '#') are skipped.
 struct ResultLine {
   uint32_t d = 0;
   std::optional<uint8_t> flags;
