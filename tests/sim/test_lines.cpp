@@ -223,6 +223,29 @@ TEST(Lines, FlagsOfHandDerivedInstructions) {
     EXPECT_EQ(run(y, 0x7F800000u, d), 0u);
     EXPECT_EQ(d, 0x7F800000u);
   }
+  {  // ascend-hif4 rounds the FP32 accumulator to nearest even: C = 1 plus one product 2^-24 (S1P2
+     // 0x1 = 0.25 on A and B, E6M2 0x98 = 2^(38-48) on each) is a tie -> 1.0, inexact; plus 2^-23
+     // (A = 0x2 = 0.5) is exact: 1 + 2^-23.
+    fp4sim::MmaConfig ch = fp4sim::make_mma_config(fp4sim::MmaKindId::Hif4);
+    ch.model = fp4sim::Model::AscendHif4;
+    std::vector<uint8_t> a(64, 0), b(64, 0);
+    a[0] = 0x1;
+    b[0] = 0x1;
+    const uint32_t s[1] = {0x98};
+    d = fp4sim::mma_dot(ch, a.data(), b.data(), s, s, 0x3F800000u);
+    EXPECT_EQ(d, 0x3F800000u);
+    EXPECT_EQ(ln::instruction_flags(ch, a.data(), b.data(), s, s, 0x3F800000u, d), ln::kFlagInexact);
+    a[0] = 0x2;
+    d = fp4sim::mma_dot(ch, a.data(), b.data(), s, s, 0x3F800000u);
+    EXPECT_EQ(d, 0x3F800001u);
+    EXPECT_EQ(ln::instruction_flags(ch, a.data(), b.data(), s, s, 0x3F800000u, d), 0u);
+    // The level bits double element 0's factor (E1_8 bit 8 covers elements 0..7): 0.5 * 2 * 0.25 *
+    // 2^-20 = 2^-22, exact.
+    const uint32_t sl[1] = {0x198};
+    d = fp4sim::mma_dot(ch, a.data(), b.data(), sl, s, 0x3F800000u);
+    EXPECT_EQ(d, 0x3F800002u);
+    EXPECT_EQ(ln::instruction_flags(ch, a.data(), b.data(), sl, s, 0x3F800000u, d), 0u);
+  }
   {  // E5M2: +Inf x 0 is NaN without a NaN operand: invalid.
     fp4sim::MmaConfig c8 = fp4sim::make_mma_config(fp4sim::MmaKindId::Mxf8f6f4, &fp4sim::kE5M2, &fp4sim::kE5M2);
     c8.model = fp4sim::Model::Blackwell;
