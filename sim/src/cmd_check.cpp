@@ -1,11 +1,14 @@
 // fp4sim check: compare outputs that another kernel produced (D arrays, quantized codes and scales)
 // with a vector suite's expected ones, bit for bit (check.hpp, docs/vectors.md).
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "cli.hpp"
 #include "fp4sim/io/atomic_file.hpp"
 #include "fp4sim/io/check.hpp"
+#include "fp4sim/io/lines.hpp"
 #include "fp4sim/io/manifest.hpp"
 
 namespace fp4sim::cli {
@@ -15,7 +18,38 @@ namespace fs = std::filesystem;
 namespace po = boost::program_options;
 
 constexpr const char* kUsage =
-    "check SUITE --results DIR [--json REPORT] [--force] [--durable] [--allow-missing] [--quiet]   (or --suite SUITE)";
+    "check SUITE --results DIR [--json REPORT] [--force] [--durable] [--allow-missing] [--quiet]   (or --suite SUITE)\n"
+    "       fp4sim check --lines FILE --results RESULTS_FILE";
+
+std::string read_text(const fs::path& p, const char* what) {
+  std::error_code ec;
+  if (!fs::is_regular_file(p, ec)) throw std::runtime_error(p.string() + ": " + what + " is not a readable file");
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (!in && !in.eof()) throw std::runtime_error(p.string() + ": cannot read the " + std::string(what));
+  return ss.str();
+}
+
+// check --lines: a DUT's result lines against a line-vector file (docs/line-vectors.md).
+int check_lines(const po::variables_map& vm) {
+  for (const char* o : {"suite", "json"})
+    if (vm.count(o)) throw UsageError(std::string("--") + o + ": not with --lines");
+  for (const char* o : {"force", "allow-missing", "quiet"})
+    if (vm[o].as<bool>()) throw UsageError(std::string("--") + o + ": not with --lines");
+  const fs::path lp = vm["lines"].as<std::string>(), rp = vm["results"].as<std::string>();
+  const lines::LineFile lf = lines::parse_lines(read_text(lp, "lines file"), lp.string());
+  const std::vector<lines::ResultLine> res = lines::parse_results(read_text(rp, "results file"), rp.string());
+  const lines::LinesCheck c = lines::check_lines(lf, res, rp.string());
+  for (const std::string& l : c.report) std::cout << l << "\n";
+  std::cout << "check " << lp.string() << " against " << rp.string() << ": " << c.compared << " instructions, "
+            << c.compared - c.differing << " equal, " << c.differing << " differ\n";
+  std::cout.flush();
+  if (c.differing)
+    throw std::runtime_error("check: " + std::to_string(c.differing) + " instruction(s) differ, the first on line " +
+                             std::to_string(res[*c.first].line) + " of " + rp.string());
+  return kExitOk;
+}
 
 }  // namespace
 
@@ -31,7 +65,11 @@ int cmd_check(const Invocation& inv) {
   od.add_options()
       ("suite", po::value<std::string>()->value_name("SUITE"), "suite directory (instead of the leading SUITE)")
       ("results", po::value<std::string>()->required()->value_name("DIR"),
-       "your outputs, in the suite's layout: DIR/cases/<id>/d_<model>.npy, <a|b>_codes.npy, ... (docs/vectors.md)")
+       "your outputs, in the suite's layout: DIR/cases/<id>/d_<model>.npy, <a|b>_codes.npy, ... (docs/vectors.md); "
+       "with --lines a file of result lines")
+      ("lines", po::value<std::string>()->value_name("FILE"),
+       "instead of a suite: a line-vector file (fp4sim vectors --lines); RESULTS holds one "
+       "'<D hex> [<flags hex>]' line per instruction")
       ("json", po::value<std::string>()->value_name("REPORT"),
        "also write the report as JSON to REPORT (written whatever the outcome; its folder must exist)")
       ("force", po::bool_switch(), "replace REPORT if it already exists")
@@ -40,6 +78,10 @@ int cmd_check(const Invocation& inv) {
       ("quiet", po::bool_switch(), "print only cases that are not equal, and the summary");
   po::variables_map vm;
   if (!parse_options(rest, kUsage, od, vm)) return kExitOk;
+  if (vm.count("lines")) {
+    if (!suite_arg.empty()) throw UsageError("give either SUITE or --lines FILE, not both");
+    return check_lines(vm);
+  }
   if (!suite_arg.empty() && vm.count("suite")) throw UsageError("give the suite directory once (SUITE or --suite)");
   if (suite_arg.empty() && !vm.count("suite")) throw UsageError("no suite directory given (check SUITE --results DIR)");
   const fs::path suite = suite_arg.empty() ? fs::path(vm["suite"].as<std::string>()) : fs::path(suite_arg);

@@ -4,11 +4,14 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 
 #include "cli.hpp"
 #include "fp4sim/io/atomic_file.hpp"
+#include "fp4sim/io/lines.hpp"
 #include "fp4sim/io/vectors.hpp"
 
 namespace fp4sim::cli {
@@ -20,7 +23,8 @@ namespace po = boost::program_options;
 constexpr const char* kUsage =
     "vectors --suite smoke|corners|random|llm|quant --out DIR [--seed S] [--size N] [--threads T]\n"
     "               [--convention te|torchao|modelopt] [--progress] [--force] [--durable]\n"
-    "       fp4sim vectors --from A.npy [--b B.npy] --format F [quantize options] --out DIR [--force]";
+    "       fp4sim vectors --from A.npy [--b B.npy] --format F [quantize options] --out DIR [--force]\n"
+    "       fp4sim vectors (--suite NAME | --from A.npy ...) --lines hex|testfloat|jsonl [--model exact|fp32-seq] --out FILE";
 
 // A [rows, K] float tensor from --from / --b (float32, or uint16 BF16 bits).
 std::vector<float> load_operand(const std::string& opt, const fs::path& p, size_t& rows, size_t& K) {
@@ -31,6 +35,65 @@ std::vector<float> load_operand(const std::string& opt, const fs::path& p, size_
   rows = t.array.shape[0];
   K = t.array.shape[1];
   return std::move(t.values);
+}
+
+// --lines: the parsed line format, or nullopt; --model needs --lines.
+std::optional<lines::LineFormat> lines_format(const po::variables_map& vm) {
+  if (!vm.count("lines")) {
+    if (vm.count("model")) throw UsageError("--model: only with --lines");
+    return std::nullopt;
+  }
+  lines::LineFormat f{};
+  const std::string s = vm["lines"].as<std::string>();
+  if (!lines::parse_line_format(s, f))
+    throw UsageError("--lines: unknown line format '" + s + "' (expected hex, testfloat or jsonl)");
+  if (vm.count("model")) {
+    const std::string m = vm["model"].as<std::string>();
+    if (m != "exact" && m != "fp32-seq")
+      throw UsageError("--model: '" + m + "' (expected exact or fp32-seq; default: each case's hardware model)");
+  }
+  return f;
+}
+
+// Writes the cases as line vectors into the file output `h` (one instruction per line) and says
+// how many lines and which cases were left out.
+int write_lines(Outputs& outs, size_t h, const fs::path& out, lines::LineFormat f, const po::variables_map& vm,
+                const std::vector<vectors::VectorCase>& cases, const std::string& what) {
+  std::optional<Model> model;
+  if (vm.count("model")) {
+    Model m{};
+    parse_model(vm["model"].as<std::string>(), m);
+    model = m;
+  }
+  // Streamed into the staged file (an llm suite gives millions of lines); renamed at commit.
+  const fs::path stage = outs.set().file_stage(h);
+  std::ofstream os(stage, std::ios::binary | std::ios::trunc);
+  if (!os) throw std::runtime_error(out.string() + ": cannot write the lines file");
+  const std::string head = lines::format_header(f, what + ", model " + (model ? std::string(model_name(*model)) : "hardware"));
+  if (!head.empty()) os << head << "\n";
+  size_t n_lines = 0, n_cases = 0, left_out = 0;
+  for (const vectors::VectorCase& v : cases) {
+    const Model m = model ? *model : v.cfg.kind->hardware_model;
+    // exact rounds once over the whole K: a case of several instructions has no per-instruction chain.
+    if (static_cast<size_t>(v.cfg.kind->k) < v.K && !vectors::chained_model(m)) {
+      ++left_out;
+      continue;
+    }
+    for (const lines::Instruction& ins : lines::case_instructions(v, m)) {
+      os << lines::format_line(ins, f) << "\n";
+      ++n_lines;
+    }
+    ++n_cases;
+  }
+  if (n_lines == 0) throw std::runtime_error("vectors: no case of " + what + " is a single instruction under --model exact");
+  os.close();
+  if (!os) throw std::runtime_error(out.string() + ": write failed");
+  outs.commit();
+  std::cout << out.string() << ": " << n_lines << " " << lines::line_format_name(f) << " instruction lines from " << n_cases
+            << " cases of " << what;
+  if (left_out) std::cout << " (" << left_out << " cases of several instructions left out: exact has no instruction chain)";
+  std::cout << "\n";
+  return kExitOk;
 }
 
 }  // namespace
@@ -47,9 +110,9 @@ int vectors_from(const Invocation& inv, const po::variables_map& vm) {
   const unsigned threads =
       vm.count("threads") ? static_cast<unsigned>(parse_uint("threads", vm["threads"].as<std::string>(), 0, 1024)) : 0;
   const fs::path out = vm["out"].as<std::string>();
+  const std::optional<lines::LineFormat> lf = lines_format(vm);
   Outputs outs(vm["force"].as<bool>());
-  const size_t out_h = outs.dir("out", out);
-  const fs::path stage = outs.set().dir_stage(out_h);
+  const size_t out_h = lf ? outs.file("out", out) : outs.dir("out", out);
   const std::string a_path = vm["from"].as<std::string>();
   size_t M = 0, K = 0, N = 0, Kb = 0;
   std::vector<float> a = load_operand("from", a_path, M, K), b;
@@ -64,6 +127,8 @@ int vectors_from(const Invocation& inv, const po::variables_map& vm) {
   } catch (const std::invalid_argument& e) {
     throw std::runtime_error(a_path + ": " + e.what());
   }
+  if (lf) return write_lines(outs, out_h, out, *lf, vm, cases, a_path);
+  const fs::path stage = outs.set().dir_stage(out_h);
   io::Json origin = {{"command", "vectors"}, {"suite", "from"}, {"seed", o.seed}, {"size", nullptr},
                      {"from", {{"a", a_path}, {"b", vm.count("b") ? io::Json(vm["b"].as<std::string>()) : io::Json(nullptr)}}}};
   vectors::write_cases_into(stage, origin, cases, inv.argv);
@@ -87,7 +152,11 @@ int cmd_vectors(const Invocation& inv) {
       ("b", po::value<std::string>()->value_name("B.npy"), "with --from: B [N, K] (default: B = A)")
       ("format", po::value<std::string>()->value_name("F"), "with --from: the block format both operands are quantized to")
       ("out", po::value<std::string>()->required()->value_name("DIR"),
-       "suite directory (created atomically; its parent must exist)")
+       "suite directory (created atomically; its parent must exist); with --lines the lines file")
+      ("lines", po::value<std::string>()->value_name("hex|testfloat|jsonl"),
+       "write one MMA instruction per line into the file --out instead of a suite directory (docs/line-vectors.md)")
+      ("model", po::value<std::string>()->value_name("exact|fp32-seq"),
+       "with --lines: the model of the expected D (default: each case's hardware model; exact: single-instruction cases only)")
       ("size", po::value<std::string>()->value_name("N"),
        "random: M = N (default 16, at most 1024); llm: tokens, a multiple of 64 (default 128)")
       ("force", po::bool_switch(), "replace DIR if it already exists")
@@ -130,9 +199,11 @@ int cmd_vectors(const Invocation& inv) {
   }
   const fs::path out = vm["out"].as<std::string>();
   const bool force = vm["force"].as<bool>();
+  const std::optional<lines::LineFormat> lf = lines_format(vm);
   Outputs outs(force);
-  const size_t out_h = outs.dir("out", out);
-  const fs::path stage = outs.set().dir_stage(out_h);  // staged from the start: a signal removes it
+  const size_t out_h = lf ? outs.file("out", out) : outs.dir("out", out);
+  // A suite directory is staged from the start: a signal during the build removes it.
+  const fs::path stage = lf ? fs::path() : outs.set().dir_stage(out_h);
 
   // Progress: a rewritten line on a terminal, one line per 10 % with --progress into a file.
   const bool tty = isatty(STDERR_FILENO) != 0;
@@ -149,6 +220,7 @@ int cmd_vectors(const Invocation& inv) {
     };
   }
   const std::vector<vectors::VectorCase> cases = vectors::build_suite(suite, o);
+  if (lf) return write_lines(outs, out_h, out, *lf, vm, cases, "suite " + name);
   vectors::write_suite_into(stage, suite, o, cases, inv.argv);
   outs.commit();
 
