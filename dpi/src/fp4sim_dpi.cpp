@@ -69,62 +69,13 @@ Rounding rounding_of(int r) {
   return static_cast<Rounding>(r);
 }
 
-// Adds a finite, nonzero product value p (a double holding an exact product of at most 31
-// significant bits) to the exact accumulator.
-void add_exact(ExactAccumulator& acc, double p) {
-  if (p == 0.0) return;
-  int ex = 0;
-  const double fr = std::frexp(p, &ex);                             // p = fr * 2^ex, |fr| in [0.5, 1)
-  const auto m = static_cast<int64_t>(std::ldexp(fr, 31));          // exact: <= 31 significant bits
-  acc.add(m, ex - 31);
-}
-
-// Flags of D against the exact value of C + sum of products (docs/dpi.md "Flags").
-int mma_flags(const MmaConfig& cfg, const uint8_t* a, const uint8_t* b, const uint32_t* sfa,
-              const uint32_t* sfb, uint32_t c, uint32_t d) {
-  const int K = cfg.kind->k;
-  const bool hif4 = cfg.kind->scale_word32;
-  bool nan_in = is_nan_bits(c), inf_in = is_inf_bits(c);
-  std::vector<double> ea(K), eb(K), sa(K), sb(K);
-  for (int k = 0; k < K; ++k) {
-    const int blk = k / cfg.block;
-    if (hif4) {
-      const int q = k % cfg.block;
-      ea[k] = std::ldexp(decode(kS1P2, a[k] & 0xFu), hif4_level(sfa[blk], q));
-      eb[k] = std::ldexp(decode(kS1P2, b[k] & 0xFu), hif4_level(sfb[blk], q));
-      sa[k] = decode(kE6M2, hif4_e6m2(sfa[blk]));
-      sb[k] = decode(kE6M2, hif4_e6m2(sfb[blk]));
-    } else {
-      ea[k] = decode(*cfg.elem_a, a[k]);
-      eb[k] = decode(*cfg.elem_b, b[k]);
-      sa[k] = decode(*cfg.scale, sfa[blk] & 0xFFu);  // UE4M3: decode ignores the sign bit
-      sb[k] = decode(*cfg.scale, sfb[blk] & 0xFFu);
-    }
-    for (double v : {ea[k], eb[k], sa[k], sb[k]}) {
-      nan_in = nan_in || std::isnan(v);
-      inf_in = inf_in || std::isinf(v);
-    }
-  }
-  if (is_nan_bits(d)) return nan_in ? 0 : FP4SIM_DPI_FLAG_INVALID;
-  if (nan_in || inf_in) return 0;  // the exact value is not finite: nothing to measure against
-  if (is_inf_bits(d)) return FP4SIM_DPI_FLAG_OVERFLOW | FP4SIM_DPI_FLAG_INEXACT;
-  ExactAccumulator acc;
-  acc.clear();
-  acc.add_mag(c & 0x7FFFFFFFu, (c >> 31) != 0);
-  // Products of four exact decoded values with at most 4 significant bits each (HiF4 levels and
-  // power-of-two scales add none): each product is exact in a double.
-  for (int k = 0; k < K; ++k) add_exact(acc, ea[k] * eb[k] * sa[k] * sb[k]);
-  const bool exact_nonzero = acc.sign() != 0;
-  acc.add_mag(d & 0x7FFFFFFFu, (d >> 31) == 0);  // subtract D
-  int flags = 0;
-  if (acc.sign() != 0) flags |= FP4SIM_DPI_FLAG_INEXACT;
-  // IEEE 754's default (and TestFloat's): tiny after rounding *and* inexact; an exact subnormal D
-  // raises nothing.
-  if (exact_nonzero && flags != 0 && (d & 0x7F800000u) == 0) flags |= FP4SIM_DPI_FLAG_UNDERFLOW;
-  return flags;
-}
-
 }  // namespace
+
+// The header's flag bits are golden's (both SoftFloat's).
+static_assert(int{FP4SIM_DPI_FLAG_INEXACT} == int{fp4sim::kMmaInexact} &&
+              int{FP4SIM_DPI_FLAG_UNDERFLOW} == int{fp4sim::kMmaUnderflow} &&
+              int{FP4SIM_DPI_FLAG_OVERFLOW} == int{fp4sim::kMmaOverflow} &&
+              int{FP4SIM_DPI_FLAG_INVALID} == int{fp4sim::kMmaInvalid});
 
 extern "C" {
 
@@ -247,7 +198,7 @@ int fp4sim_dpi_mma(int kind, int model, int type_a, int type_b, int scale_type, 
         checked_code(*cfg.scale, sfb[s]);
       }
     const uint32_t d = mma_dot(cfg, a, b, sfa, sfb, c_f32);
-    const int fl = mma_flags(cfg, a, b, sfa, sfb, c_f32, d);
+    const int fl = fp4sim::mma_flags(cfg, a, b, sfa, sfb, c_f32, d);  // SoftFloat bits, as the header's
     *d_f32 = d;
     *flags = fl;
   });

@@ -73,12 +73,6 @@ std::string scales_list(const std::vector<uint32_t>& sc, bool word) {
 }
 
 // The scale factor of element q (of an instruction's K) from its scale codes, exactly.
-double scale_value(const MmaConfig& cfg, const uint32_t* s, size_t q) {
-  const uint32_t w = s[q / static_cast<size_t>(cfg.block)];
-  if (cfg.kind->scale_word32) return std::ldexp(decode(kE6M2, hif4_e6m2(w)), hif4_level(w, static_cast<int>(q % 64)));
-  return decode(*cfg.scale, w & 0xFFu);
-}
-
 std::string flag_names(uint8_t f) {
   std::string s;
   auto add = [&](uint8_t bit, const char* n) {
@@ -230,38 +224,7 @@ bool parse_line_format(std::string_view s, LineFormat& out) {
 
 uint8_t instruction_flags(const MmaConfig& cfg, const uint8_t* a, const uint8_t* b, const uint32_t* sa,
                           const uint32_t* sb, uint32_t c, uint32_t d) {
-  const size_t k = static_cast<size_t>(cfg.kind->k);
-  bool nan_op = is_nan_bits(c), inf_op = is_inf_bits(c);
-  for (size_t q = 0; q < k; ++q) {
-    for (double v : {decode(*cfg.elem_a, a[q]), decode(*cfg.elem_b, b[q]), scale_value(cfg, sa, q), scale_value(cfg, sb, q)}) {
-      nan_op = nan_op || std::isnan(v);
-      inf_op = inf_op || std::isinf(v);
-    }
-  }
-  uint8_t f = 0;
-  if (is_nan_bits(d) && !nan_op) f |= kFlagInvalid;
-  if (is_inf_bits(d) && !inf_op && !nan_op) f |= kFlagOverflow | kFlagInexact;  // IEEE: overflow is inexact
-  if (nan_op || inf_op || is_nan_bits(d) || is_inf_bits(d)) return f;
-  // Every operand finite: the exact C + sum of products (each product of four factors has at most
-  // 16 significant bits and an exponent within +-300, so it is exact in a double).
-  ExactDotSum s;
-  s.clear();
-  for (size_t q = 0; q < k; ++q) {
-    const double p = decode(*cfg.elem_a, a[q]) * decode(*cfg.elem_b, b[q]) * scale_value(cfg, sa, q) * scale_value(cfg, sb, q);
-    if (p == 0) continue;
-    int e;
-    const double fr = std::frexp(p, &e);  // p = fr * 2^e, |fr| in [0.5, 1)
-    s.add(static_cast<int64_t>(std::ldexp(fr, 32)), e - 32);
-  }
-  s.add_mag(c & 0x7FFFFFFFu, (c >> 31) != 0);
-  ExactDotSum diff = s;
-  diff.add_mag(d & 0x7FFFFFFFu, (d >> 31) == 0);  // exact - d
-  if (diff.sign() != 0) {
-    f |= kFlagInexact;
-    // Tininess before rounding, on the exact value: truncated to FP32 it is below the smallest normal.
-    if (s.sign() != 0 && (s.round_fp32(false) & 0x7FFFFFFFu) < 0x00800000u) f |= kFlagUnderflow;
-  }
-  return f;
+  return mma_flags(cfg, a, b, sa, sb, c, d);
 }
 
 uint32_t config_word(const MmaConfig& cfg) {

@@ -78,6 +78,18 @@ void validate_mma_config(const MmaConfig& cfg, Model model);
 uint32_t mma_dot(const MmaConfig& cfg, const uint8_t* a_codes, const uint8_t* b_codes,
                  const uint32_t* sfa, const uint32_t* sfb, uint32_t c_bits);
 
+// IEEE-style exception flags of one instruction's result, SoftFloat's bit values (what TestFloat
+// lines and RISC-V fflags carry), judged against the exact value of C + sum of products:
+//   invalid   D is NaN and no element, scale or C is NaN (Inf - Inf, Inf * 0);
+//   overflow  D is +-Inf and no operand is Inf or NaN (inexact is set with it);
+//   inexact   every operand and D finite, D != the exact value;
+//   underflow inexact, and the exact value is nonzero with magnitude below 2^-126 (tininess detected
+//             before rounding, on the exact value; raised only with inexact, IEEE's default).
+// A NaN or Inf operand that D passes on raises nothing. docs/numerics.md, "Exception flags".
+enum MmaFlag : uint8_t { kMmaInexact = 0x01, kMmaUnderflow = 0x02, kMmaOverflow = 0x04, kMmaInvalid = 0x10 };
+uint8_t mma_flags(const MmaConfig& cfg, const uint8_t* a_codes, const uint8_t* b_codes, const uint32_t* sfa,
+                  const uint32_t* sfb, uint32_t c_bits, uint32_t d_bits);
+
 // Whole GEMM D[M,N] = alpha * acc, acc = C + A[M,K] . B[N,K]^T (both operands K-major, one code per
 // byte; SA [M, K/block], SB [N, K/block]; C [M,N] FP32, empty = all +0).
 //  - Blackwell: instructions chained along K in order, D of one fed back as C of the next.

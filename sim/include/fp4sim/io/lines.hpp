@@ -26,12 +26,9 @@ std::string_view line_format_name(LineFormat f);  // "hex", "testfloat", "jsonl"
 bool parse_line_format(std::string_view s, LineFormat& out);
 
 // Exception flags, bit for bit as Berkeley SoftFloat / TestFloat number them.
-enum : uint8_t { kFlagInexact = 0x01, kFlagUnderflow = 0x02, kFlagOverflow = 0x04, kFlagInvalid = 0x10 };
+enum : uint8_t { kFlagInexact = kMmaInexact, kFlagUnderflow = kMmaUnderflow, kFlagOverflow = kMmaOverflow, kFlagInvalid = kMmaInvalid };
 
-// The flags of one instruction's result d (FP32 bits) for its operands (definitions in
-// docs/line-vectors.md): invalid = d NaN and no NaN operand (element, scale or C); overflow = d
-// +-Inf and no Inf operand; inexact = every operand finite and d's value differs from the exact
-// C + sum of products (or overflow); underflow = inexact and 0 < |exact| < 2^-126.
+// The flags of one instruction's result d (FP32 bits) for its operands: golden's mma_flags (mma.hpp).
 uint8_t instruction_flags(const MmaConfig& cfg, const uint8_t* a, const uint8_t* b, const uint32_t* sa,
                           const uint32_t* sb, uint32_t c, uint32_t d);
 

@@ -1,0 +1,64 @@
+// IEEE-style exception flags of one MMA instruction (mma.hpp): the result against the exact value of
+// C + sum of products, which ExactDotSum holds without rounding.
+#include <bit>
+#include <cmath>
+#include <cstdint>
+
+#include "fp4sim/exact.hpp"
+#include "fp4sim/format.hpp"
+#include "fp4sim/mma.hpp"
+#include "fp4sim/quant.hpp"
+
+namespace fp4sim {
+
+namespace {
+
+bool nan_bits(uint32_t x) { return (x & 0x7F800000u) == 0x7F800000u && (x & 0x007FFFFFu) != 0; }
+bool inf_bits(uint32_t x) { return (x & 0x7FFFFFFFu) == 0x7F800000u; }
+
+// Scale of element q as the MMA applies it; HiF4: E6M2 times the element's level bits.
+double scale_of(const MmaConfig& cfg, const uint32_t* s, int q) {
+  const uint32_t w = s[q / cfg.block];
+  if (cfg.kind->scale_word32) return std::ldexp(decode(kE6M2, hif4_e6m2(w)), hif4_level(w, q % cfg.block));
+  return decode(*cfg.scale, w & 0xFFu);  // UE4M3: decode ignores the sign bit, as the MMA does
+}
+
+}  // namespace
+
+uint8_t mma_flags(const MmaConfig& cfg, const uint8_t* a, const uint8_t* b, const uint32_t* sfa,
+                  const uint32_t* sfb, uint32_t c, uint32_t d) {
+  const int K = cfg.kind->k;
+  bool nan_op = nan_bits(c), inf_op = inf_bits(c);
+  for (int q = 0; q < K; ++q)
+    for (double v : {decode(*cfg.elem_a, a[q]), decode(*cfg.elem_b, b[q]), scale_of(cfg, sfa, q), scale_of(cfg, sfb, q)}) {
+      nan_op = nan_op || std::isnan(v);
+      inf_op = inf_op || std::isinf(v);
+    }
+  uint8_t f = 0;
+  if (nan_bits(d) && !nan_op) f |= kMmaInvalid;
+  if (inf_bits(d) && !inf_op && !nan_op) f |= kMmaOverflow | kMmaInexact;
+  if (nan_op || inf_op || nan_bits(d) || inf_bits(d)) return f;
+  // Every operand finite. A product of four factors has at most 16 significant bits and an exponent
+  // within +-300, so it is exact in a double and its 32-bit significand exact in an int64.
+  ExactDotSum s;
+  s.clear();
+  for (int q = 0; q < K; ++q) {
+    const double p = decode(*cfg.elem_a, a[q]) * decode(*cfg.elem_b, b[q]) * scale_of(cfg, sfa, q) * scale_of(cfg, sfb, q);
+    if (p == 0) continue;
+    int e = 0;
+    const double fr = std::frexp(p, &e);  // p = fr * 2^e, |fr| in [0.5, 1)
+    s.add(static_cast<int64_t>(std::ldexp(fr, 32)), e - 32);
+  }
+  s.add_mag(c & 0x7FFFFFFFu, (c >> 31) != 0);
+  ExactDotSum diff = s;
+  diff.add_mag(d & 0x7FFFFFFFu, (d >> 31) == 0);  // exact - D
+  if (diff.sign() != 0) {
+    f |= kMmaInexact;
+    // Tininess on the exact value (before rounding): the Blackwell alignment can drop a normal C to
+    // +0, which loses precision but is not an exponent-range underflow.
+    if (s.sign() != 0 && (s.round_fp32(false) & 0x7FFFFFFFu) < 0x00800000u) f |= kMmaUnderflow;
+  }
+  return f;
+}
+
+}  // namespace fp4sim
