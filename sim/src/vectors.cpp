@@ -1243,14 +1243,18 @@ LoadedCase SuiteReader::load(size_t i) const {
     }
     if (auto a = fl.load(oj.value("codes", Json()), io::DType::U8, {rows, v.K})) {
       op.codes = a->values<uint8_t>();
+      bool codes_fit = true;
       if (e.bits < 8)
         for (size_t k = 0; k < op.codes.size(); ++k)
           if (op.codes[k] >> e.bits) {
             lc.problems.push_back(oj["codes"].get<std::string>() + ": code at index " + std::to_string(k) +
                                   " does not fit " + std::string(e.name));
+            codes_fit = false;
             break;
           }
-      if (is_four_bit(e)) {
+      // Packing needs codes that fit in 4 bits (pack_nibbles throws on others): the problem above
+      // already refuses the case.
+      if (is_four_bit(e) && codes_fit) {
         if (auto p = fl.load(oj.value("packed", Json()), io::DType::U8, {rows, (v.K + 1) / 2}))
           if (p->values<uint8_t>() != pack_nibbles_rows(op.codes, rows, v.K))
             lc.problems.push_back(oj["packed"].get<std::string>() + ": packed bytes disagree with " +

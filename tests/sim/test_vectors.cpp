@@ -323,6 +323,21 @@ TEST(VectorReplay, WrongContentWithValidCrcIsAMismatchOrAnInconsistency) {
   r = d.run("replay s --target golden");
   EXPECT_NE(r.out.find("ERROR " + ids[1]), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(prel + ": packed bytes disagree"), std::string::npos) << r.out;
+
+  // A 4-bit code that does not fit its width (found by fuzz_suite_loader): one problem line naming
+  // the codes file, never an exception from packing it for the packed-bytes comparison.
+  const std::string cid = *std::find_if(ids.begin(), ids.end(), [](const std::string& i) {
+    return i.find("-mxf4-smoke-codes") != std::string::npos;
+  });
+  const std::string crel = "cases/" + cid + "/a_codes.npy";
+  const io::NpyArray c = io::read_npy(d / "s" / crel);
+  std::vector<uint8_t> cv = c.values<uint8_t>();
+  cv[0] = 0x20;
+  const std::vector<uint8_t> cenc = io::encode_npy<uint8_t>(c.shape, cv);
+  rewrite_with_valid_crc(d / "s", crel, std::string(cenc.begin(), cenc.end()));
+  r = d.run("replay s --target golden");
+  EXPECT_NE(r.out.find("ERROR " + cid), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(crel + ": code at index 0 does not fit"), std::string::npos) << r.out;
 }
 
 // ---------------------------------------------------------------------------------------------
