@@ -13,9 +13,6 @@ namespace fp4sim {
 
 namespace {
 
-bool nan_bits(uint32_t x) { return (x & 0x7F800000u) == 0x7F800000u && (x & 0x007FFFFFu) != 0; }
-bool inf_bits(uint32_t x) { return (x & 0x7FFFFFFFu) == 0x7F800000u; }
-
 // Scale of element q as the MMA applies it; HiF4: E6M2 times the element's level bits.
 double scale_of(const MmaConfig& cfg, const uint32_t* s, int q) {
   const uint32_t w = s[q / cfg.block];
@@ -28,16 +25,16 @@ double scale_of(const MmaConfig& cfg, const uint32_t* s, int q) {
 uint8_t mma_flags(const MmaConfig& cfg, const uint8_t* a, const uint8_t* b, const uint32_t* sfa,
                   const uint32_t* sfb, uint32_t c, uint32_t d) {
   const int K = cfg.kind->k;
-  bool nan_op = nan_bits(c), inf_op = inf_bits(c);
+  bool nan_op = is_nan_bits(c), inf_op = is_inf_bits(c);
   for (int q = 0; q < K; ++q)
     for (double v : {decode(*cfg.elem_a, a[q]), decode(*cfg.elem_b, b[q]), scale_of(cfg, sfa, q), scale_of(cfg, sfb, q)}) {
       nan_op = nan_op || std::isnan(v);
       inf_op = inf_op || std::isinf(v);
     }
   uint8_t f = 0;
-  if (nan_bits(d) && !nan_op) f |= kMmaInvalid;
-  if (inf_bits(d) && !inf_op && !nan_op) f |= kMmaOverflow | kMmaInexact;
-  if (nan_op || inf_op || nan_bits(d) || inf_bits(d)) return f;
+  if (is_nan_bits(d) && !nan_op) f |= kMmaInvalid;
+  if (is_inf_bits(d) && !inf_op && !nan_op) f |= kMmaOverflow | kMmaInexact;
+  if (nan_op || inf_op || is_nan_bits(d) || is_inf_bits(d)) return f;
   // Every operand finite. A product of four factors has at most 16 significant bits and an exponent
   // within +-300, so it is exact in a double and its 32-bit significand exact in an int64.
   ExactDotSum s;

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <set>
 
+#include "fp4sim/exact.hpp"
 #include "fp4sim/io/atomic_file.hpp"
 #include "fp4sim/io/manifest.hpp"
 #include "fp4sim/io/npy.hpp"
@@ -62,20 +63,6 @@ std::string hex_row(const uint32_t* v, size_t n, int digits) {
 std::string hex_row(const uint8_t* v, size_t n) {
   std::vector<uint32_t> w(v, v + n);
   return hex_row(w.data(), n, 2);
-}
-
-bool is_nan_bits(uint32_t b) { return (b & 0x7F800000u) == 0x7F800000u && (b & 0x007FFFFFu) != 0; }
-
-// Distance between two FP32 values in units in the last place: the bit patterns mapped onto one
-// ordered integer line (negative values mirrored), so +0 and -0 are 0 apart and FLT_MAX to +Inf is 1.
-std::optional<uint64_t> ulp_distance(uint32_t a, uint32_t b) {
-  if (is_nan_bits(a) || is_nan_bits(b)) return std::nullopt;
-  auto ordered = [](uint32_t x) -> int64_t {
-    const int64_t mag = x & 0x7FFFFFFFu;
-    return (x >> 31) ? -mag : mag;
-  };
-  const int64_t d = ordered(a) - ordered(b);
-  return static_cast<uint64_t>(d < 0 ? -d : d);
 }
 
 // The expected outputs of one loaded case, in the order the report lists them.
@@ -309,6 +296,16 @@ std::string clip(const std::string& s, size_t max_len) {
 }
 
 }  // namespace
+
+std::optional<uint64_t> ulp_distance(uint32_t a, uint32_t b) {
+  if (is_nan_bits(a) || is_nan_bits(b)) return std::nullopt;
+  auto ordered = [](uint32_t x) -> int64_t {
+    const int64_t mag = x & 0x7FFFFFFFu;
+    return (x >> 31) ? -mag : mag;
+  };
+  const int64_t d = ordered(a) - ordered(b);
+  return static_cast<uint64_t>(d < 0 ? -d : d);
+}
 
 std::string_view status_name(CaseCheck::Status s) {
   switch (s) {

@@ -10,6 +10,7 @@
 
 #include "fp4sim/exact.hpp"
 #include "fp4sim/format.hpp"
+#include "fp4sim/io/check.hpp"
 #include "fp4sim/io/manifest.hpp"
 #include "fp4sim/quant.hpp"
 
@@ -89,6 +90,18 @@ std::string flag_names(uint8_t f) {
 
 [[noreturn]] void bad(std::string_view name, size_t line, const std::string& why) {
   throw std::runtime_error(std::string(name) + ":" + std::to_string(line) + ": " + why);
+}
+
+// One jsonl line as an object, or the line's one-line error.
+Json json_line(std::string_view text, std::string_view name, size_t ln) {
+  Json j;
+  try {
+    j = Json::parse(text);
+  } catch (const std::exception&) {
+    bad(name, ln, "not a JSON object");
+  }
+  if (!j.is_object()) bad(name, ln, "not a JSON object");
+  return j;
 }
 
 // Hex digits (an optional 0x) to bits; false unless the value fits in `bits`.
@@ -377,13 +390,7 @@ LineFile parse_lines(std::string_view text, std::string_view name) {
     if (t.empty() || comment(t[0])) continue;
     Instruction ins;
     if (lf.format == LineFormat::Jsonl) {
-      Json j;
-      try {
-        j = Json::parse(ls[i]);
-      } catch (const std::exception&) {
-        bad(name, ln, "not a JSON object");
-      }
-      if (!j.is_object()) bad(name, ln, "not a JSON object");
+      const Json j = json_line(ls[i], name, ln);
       if (!j.contains("case") || !j["case"].is_string()) bad(name, ln, "no \"case\" string");
       ins.case_id = j["case"].get<std::string>();
       ins.m = json_uint(j, "m", name, ln, 64);
@@ -444,13 +451,7 @@ std::vector<ResultLine> parse_results(std::string_view text, std::string_view na
     ResultLine r;
     r.line = ln;
     if (t[0][0] == '{') {
-      Json j;
-      try {
-        j = Json::parse(ls[i]);
-      } catch (const std::exception&) {
-        bad(name, ln, "not a JSON object");
-      }
-      if (!j.is_object()) bad(name, ln, "not a JSON object");
+      const Json j = json_line(ls[i], name, ln);
       r.d = static_cast<uint32_t>(json_uint(j, "d", name, ln, 32));
       if (j.contains("flags")) r.flags = static_cast<uint8_t>(json_uint(j, "flags", name, ln, 8));
     } else {
@@ -466,16 +467,6 @@ std::vector<ResultLine> parse_results(std::string_view text, std::string_view na
     out.push_back(r);
   }
   return out;
-}
-
-std::optional<uint64_t> ulp_distance(uint32_t a, uint32_t b) {
-  if (is_nan_bits(a) || is_nan_bits(b)) return std::nullopt;
-  auto ord = [](uint32_t u) -> int64_t {
-    const int64_t mag = u & 0x7FFFFFFFu;
-    return (u >> 31) ? -mag : mag;
-  };
-  const int64_t d = ord(a) - ord(b);
-  return static_cast<uint64_t>(d < 0 ? -d : d);
 }
 
 LinesCheck check_lines(const LineFile& lines, const std::vector<ResultLine>& results, std::string_view results_name) {
@@ -508,7 +499,7 @@ LinesCheck check_lines(const LineFile& lines, const std::vector<ResultLine>& res
                 std::to_string(lines.line_numbers[i]) + ", results line " + std::to_string(got.line) + ")");
     o.push_back("  config: " + vectors::config_tag(ins.cfg) + " " + std::string(model_name(ins.cfg.model)) + " (word " +
                 hex(config_word(ins.cfg), 8) + ")");
-    const std::optional<uint64_t> u = ulp_distance(ins.d, got.d);
+    const std::optional<uint64_t> u = vectors::ulp_distance(ins.d, got.d);
     o.push_back("  D: expected " + hex(ins.d, 8) + " (" + value_text(f32(ins.d)) + "), got " + hex(got.d, 8) + " (" +
                 value_text(f32(got.d)) + "), " + (u ? std::to_string(*u) + " ulp" : std::string("ulp n/a (NaN)")));
     if (got.flags)

@@ -88,4 +88,9 @@ std::vector<std::string> format_case_check(const CaseCheck& c);
 std::string_view status_name(CaseCheck::Status s);  // "equal", "differ", "missing", "error"
 std::string_view status_name(FileCheck::Status s);
 
+// Distance between two FP32 values in units in the last place: the bit patterns mapped onto one
+// ordered integer line (negative values mirrored), so +0 and -0 are 0 apart and FLT_MAX to +Inf is
+// 1; none when either is NaN. `fp4sim check` and `check --lines` report it.
+std::optional<uint64_t> ulp_distance(uint32_t a, uint32_t b);
+
 }  // namespace fp4sim::vectors

@@ -88,8 +88,6 @@ struct ResultLine {
 };
 std::vector<ResultLine> parse_results(std::string_view text, std::string_view name);
 
-// ULPs between two FP32 patterns on the ordered integer line (+0 and -0 0 apart); none with a NaN.
-std::optional<uint64_t> ulp_distance(uint32_t a, uint32_t b);
 
 struct LinesCheck {
   size_t compared = 0, differing = 0;
