@@ -7,7 +7,7 @@
 #include <iostream>
 #include <thread>
 
-#include "cli.hpp"
+#include "cli/cli.hpp"
 #include "fp4sim/io/atomic_file.hpp"
 #include "fp4sim/io/crc32.hpp"
 #include "fp4sim/io/manifest.hpp"

@@ -9,7 +9,7 @@
 #include <map>
 #include <optional>
 
-#include "cli.hpp"
+#include "cli/cli.hpp"
 #include "fp4sim/io/atomic_file.hpp"
 #include "fp4sim/io/lines.hpp"
 #include "fp4sim/io/vectors.hpp"

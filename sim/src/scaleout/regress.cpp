@@ -1,5 +1,5 @@
 // fp4sim regress: the units, their case generators and the per-range checks; see regress.hpp.
-#include "regress.hpp"
+#include "scaleout/regress.hpp"
 
 #include <algorithm>
 #include <array>
@@ -13,7 +13,7 @@
 #include "fp4sim/linear.hpp"
 #include "fp4sim/mma.hpp"
 #include "fp4sim/philox.hpp"
-#include "scaleout.hpp"
+#include "scaleout/scaleout.hpp"
 #if FP4SIM_HAVE_RTL
 #include "rtl_driver.hpp"
 #endif

@@ -7,7 +7,7 @@
 #include <iostream>
 #include <optional>
 
-#include "cli.hpp"
+#include "cli/cli.hpp"
 #include "fp4sim/io/atomic_file.hpp"
 #include "fp4sim/io/manifest.hpp"
 #include "fp4sim/io/npy.hpp"

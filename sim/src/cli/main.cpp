@@ -15,10 +15,10 @@
 #include <string_view>
 #include <vector>
 
-#include "cli.hpp"
+#include "cli/cli.hpp"
 #include "fp4sim/io/atomic_file.hpp"
 #include "fp4sim/io/manifest.hpp"
-#include "scaleout.hpp"
+#include "scaleout/scaleout.hpp"
 
 namespace {
 

@@ -13,12 +13,12 @@
 #include <string>
 #include <vector>
 
-#include "cli.hpp"
+#include "cli/cli.hpp"
 #include "fp4sim/io/atomic_file.hpp"
 #include "fp4sim/io/crc32.hpp"
 #include "fp4sim/io/manifest.hpp"
 #include "fp4sim/linear.hpp"
-#include "scaleout.hpp"
+#include "scaleout/scaleout.hpp"
 #ifdef FP4SIM_HAVE_MODELS
 #include "fp4sim/models/models.hpp"
 #include "fp4sim_area_json.hpp"  // kAreaJson: rtl/area.json (sim/CMakeLists.txt)

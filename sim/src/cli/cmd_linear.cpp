@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <iostream>
 
-#include "cli.hpp"
+#include "cli/cli.hpp"
 #include "fp4sim/io/atomic_file.hpp"
 #include "fp4sim/io/manifest.hpp"
 #include "fp4sim/linear.hpp"

@@ -19,7 +19,7 @@
 #include "fp4sim/linear.hpp"
 #include "fp4sim/quant.hpp"
 #include "fp4sim/synth.hpp"
-#include "vectors_internal.hpp"
+#include "vectors/vectors_internal.hpp"
 
 namespace fp4sim::vectors {
 

@@ -5,7 +5,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "cli.hpp"
+#include "cli/cli.hpp"
 #include "fp4sim/io/atomic_file.hpp"
 #include "fp4sim/io/check.hpp"
 #include "fp4sim/io/lines.hpp"

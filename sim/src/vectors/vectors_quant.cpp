@@ -14,7 +14,7 @@
 #include "fp4sim/io/quant_explain.hpp"
 #include "fp4sim/io/vectors.hpp"
 #include "fp4sim/synth.hpp"
-#include "vectors_internal.hpp"
+#include "vectors/vectors_internal.hpp"
 
 namespace fp4sim::vectors {
 

@@ -1,5 +1,5 @@
 // Sharded jobs over MPI ranks and threads; see scaleout.hpp and docs/scale-out.md.
-#include "scaleout.hpp"
+#include "scaleout/scaleout.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -17,7 +17,7 @@
 
 #include <time.h>
 
-#include "cli.hpp"
+#include "cli/cli.hpp"
 #include "fp4sim/io/atomic_file.hpp"
 #include "fp4sim/io/crc32.hpp"
 
@@ -25,7 +25,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
-#include "mpi_module.hpp"
+#include "scaleout/mpi_module.hpp"
 #endif
 
 namespace fp4sim::scaleout {

@@ -14,12 +14,12 @@
 #include <thread>
 #include <vector>
 
-#include "cli.hpp"
+#include "cli/cli.hpp"
 #include "fp4sim/io/atomic_file.hpp"
 #include "fp4sim/io/manifest.hpp"
 #include "fp4sim/io/vectors.hpp"
-#include "regress.hpp"
-#include "scaleout.hpp"
+#include "scaleout/regress.hpp"
+#include "scaleout/scaleout.hpp"
 
 namespace fp4sim::cli {
 namespace {

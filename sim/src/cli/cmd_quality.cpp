@@ -8,7 +8,7 @@
 #include <limits>
 #include <sstream>
 
-#include "cli.hpp"
+#include "cli/cli.hpp"
 #include "fp4sim/hadamard.hpp"
 #include "fp4sim/io/atomic_file.hpp"
 #include "fp4sim/io/manifest.hpp"

@@ -17,12 +17,12 @@
 #include <string>
 #include <vector>
 
-#include "cli.hpp"
+#include "cli/cli.hpp"
 #include "fp4sim/io/crc32.hpp"
 #include "fp4sim/io/manifest.hpp"
 #include "fp4sim/linear.hpp"
 #include "fp4sim/synth.hpp"
-#include "scaleout.hpp"
+#include "scaleout/scaleout.hpp"
 #ifdef FP4SIM_HAVE_MODELS
 #include "fp4sim/models/models.hpp"
 #endif

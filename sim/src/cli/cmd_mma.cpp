@@ -5,7 +5,7 @@
 #include <iostream>
 #include <optional>
 
-#include "cli.hpp"
+#include "cli/cli.hpp"
 #include "fp4sim/io/atomic_file.hpp"
 #include "fp4sim/io/npy.hpp"
 #include "fp4sim/mma.hpp"

@@ -5,7 +5,7 @@
 #include <map>
 #include <memory>
 
-#include "cli.hpp"
+#include "cli/cli.hpp"
 #include "fp4sim/io/vectors.hpp"
 #include "fp4sim/mma.hpp"
 #if FP4SIM_HAVE_RTL

@@ -18,7 +18,7 @@
 
 #include <unistd.h>
 
-#include "cli.hpp"
+#include "cli/cli.hpp"
 #include "fp4sim/io/atomic_file.hpp"
 #include "fp4sim/io/manifest.hpp"
 #include "fp4sim/io/vectors.hpp"

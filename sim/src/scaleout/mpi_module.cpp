@@ -1,5 +1,5 @@
 // libfp4sim_mpi.so: Boost.MPI behind the MpiModuleApi of mpi_module.hpp (see there for why).
-#include "mpi_module.hpp"
+#include "scaleout/mpi_module.hpp"
 
 #include <cstdint>
 #include <memory>
