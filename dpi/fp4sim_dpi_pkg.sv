@@ -105,4 +105,12 @@ package fp4sim_dpi_pkg;
       input int unsigned sfa[FP4SIM_MAX_SCALES], input int unsigned sfb[FP4SIM_MAX_SCALES],
       input int unsigned c_f32, output int unsigned d_f32, output int flags);
 
+  // The same with the preset's parameters changed, e.g. "frac_bits=25,term_round=rne" (docs/numerics.md).
+  import "DPI-C" function int fp4sim_dpi_mma_numerics(
+      input int kind, input int model, input string numerics, input int type_a, input int type_b,
+      input int scale_type, input int block, input byte unsigned a[FP4SIM_MAX_K],
+      input byte unsigned b[FP4SIM_MAX_K], input int unsigned sfa[FP4SIM_MAX_SCALES],
+      input int unsigned sfb[FP4SIM_MAX_SCALES], input int unsigned c_f32, output int unsigned d_f32,
+      output int flags);
+
 endpackage

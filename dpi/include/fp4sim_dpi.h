@@ -129,6 +129,16 @@ FP4SIM_DPI_API int fp4sim_dpi_mma(int kind, int model, int type_a, int type_b, i
                                   const unsigned int* sfa, const unsigned int* sfb,
                                   unsigned int c_f32, unsigned int* d_f32, int* flags);
 
+/* fp4sim_dpi_mma with golden numerics a designer sets: the preset `model` (as above) with the
+ * parameters of `numerics` changed, "key=value,..." as docs/numerics.md ("Numerics a designer can
+ * set") lists them, e.g. "frac_bits=25,term_round=rne" for a 25-bit window rounding to nearest.
+ * NULL or "" runs the preset itself. The flags are measured against the exact value as above. */
+FP4SIM_DPI_API int fp4sim_dpi_mma_numerics(int kind, int model, const char* numerics, int type_a,
+                                           int type_b, int scale_type, int block,
+                                           const unsigned char* a, const unsigned char* b,
+                                           const unsigned int* sfa, const unsigned int* sfb,
+                                           unsigned int c_f32, unsigned int* d_f32, int* flags);
+
 #ifdef __cplusplus
 }
 #endif

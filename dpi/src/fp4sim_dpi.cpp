@@ -177,6 +177,13 @@ int fp4sim_dpi_quantize_block(int format, const unsigned int* x_f32, int roundin
 int fp4sim_dpi_mma(int kind, int model, int type_a, int type_b, int scale_type, int block,
                    const unsigned char* a, const unsigned char* b, const unsigned int* sfa,
                    const unsigned int* sfb, unsigned int c_f32, unsigned int* d_f32, int* flags) {
+  return fp4sim_dpi_mma_numerics(kind, model, nullptr, type_a, type_b, scale_type, block, a, b, sfa, sfb, c_f32,
+                                 d_f32, flags);
+}
+
+int fp4sim_dpi_mma_numerics(int kind, int model, const char* numerics, int type_a, int type_b, int scale_type,
+                            int block, const unsigned char* a, const unsigned char* b, const unsigned int* sfa,
+                            const unsigned int* sfb, unsigned int c_f32, unsigned int* d_f32, int* flags) {
   return guarded([&] {
     if (kind < 0 || kind >= FP4SIM_DPI_NUM_KINDS) fail("fp4sim_dpi: unknown MMA kind id " + std::to_string(kind));
     auto fmt = [](int t) { return t == FP4SIM_DPI_TYPE_DEFAULT ? nullptr : &type_of(t); };
@@ -187,6 +194,12 @@ int fp4sim_dpi_mma(int kind, int model, int type_a, int type_b, int scale_type, 
       cfg.model = static_cast<Model>(model);
     }
     validate_mma_config(cfg, cfg.model);
+    if (numerics && *numerics) {  // the preset as parameters, then the designer's changes
+      cfg.numerics = preset_numerics(cfg, cfg.model);
+      parse_numerics(numerics, cfg.numerics);
+      cfg.model = Model::Custom;
+      validate_mma_config(cfg, cfg.model);
+    }
     const int K = cfg.kind->k;
     for (int k = 0; k < K; ++k) {
       checked_code(*cfg.elem_a, a[k]);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -24,6 +25,7 @@ std::string_view model_name(Model m) {
     case Model::Fp32Seq: return "fp32-seq";
     case Model::Blackwell: return "blackwell";
     case Model::AscendHif4: return "ascend-hif4";
+    case Model::Custom: return "custom";
   }
   return "?";
 }
@@ -102,6 +104,7 @@ void validate_mma_config(const MmaConfig& cfg, Model model) {
   if (cfg.hif4_round_groups < 0) fail("hif4_round_groups must be >= 0");
   if (model == Model::Blackwell && k.hardware_model != Model::Blackwell) fail("the blackwell model does not run this kind");
   if (model == Model::AscendHif4 && k.id != MmaKindId::Hif4) fail("ascend-hif4 runs only kind hif4");
+  if (model == Model::Custom) mma_detail::validate_numerics(cfg.numerics, cfg.block);
 }
 
 MmaConfig make_mma_config(MmaKindId kind, const ElemFormat* elem_a, const ElemFormat* elem_b,
@@ -180,6 +183,11 @@ bool needs_q_model(const Ctx& c) { return c.model == Model::Blackwell && c.group
 
 }  // namespace
 
+// Fp32Seq and Custom with dequant = fp32 read the elements dequantized to FP32.
+bool needs_deq(const Ctx& c) {
+  return c.model == Model::Fp32Seq || (c.model == Model::Custom && c.numerics.dequant == Numerics::Dequant::Fp32);
+}
+
 Ctx make_ctx(const MmaConfig& cfg, Model model) {
   validate_mma_config(cfg, model);
   Ctx c{};
@@ -196,10 +204,11 @@ Ctx make_ctx(const MmaConfig& cfg, Model model) {
   c.mask_b = static_cast<uint8_t>(cfg.elem_b->bits >= 8 ? 0xFFu : (1u << cfg.elem_b->bits) - 1u);
   c.hif4 = cfg.kind->scale_word32;
   c.hif4_round_groups = cfg.hif4_round_groups;
+  c.numerics = cfg.numerics;
   c.dy_a = &dy_table(*cfg.elem_a);
   c.dy_b = &dy_table(*cfg.elem_b);
   c.dy_s = &dy_table(*cfg.scale);
-  if (model == Model::Fp32Seq || needs_q_model(c)) {  // float tables: a lock and a map lookup
+  if (needs_deq(c) || needs_q_model(c)) {  // float tables: a lock and a map lookup
     c.f_a = &decode_table(*cfg.elem_a);
     c.f_b = &decode_table(*cfg.elem_b);
     c.f_s = &decode_table(*cfg.scale);
@@ -226,7 +235,7 @@ bool needs_q(const Ctx& c) {
   return c.model == Model::AscendHif4 || (c.model == Model::Blackwell && c.group < c.k);
 }
 bool needs_el(const Ctx& c) {
-  return c.model == Model::Exact || (c.model == Model::Blackwell && c.group >= c.k);
+  return c.model == Model::Exact || c.model == Model::Custom || (c.model == Model::Blackwell && c.group >= c.k);
 }
 
 // Decodes `rows` rows of K codes (and K/block scales each) into the arrays the model needs.
@@ -236,7 +245,7 @@ void decode_rows(const Ctx& c, bool is_a, const uint8_t* codes, const uint32_t* 
   const DecodeTable* ft = is_a ? c.f_a : c.f_b;  // null unless the model reads floats
   const uint8_t mask = is_a ? c.mask_a : c.mask_b;
   const size_t nblk = K / static_cast<size_t>(c.block);
-  const bool want_q = needs_q(c), want_el = needs_el(c), want_deq = c.model == Model::Fp32Seq;
+  const bool want_q = needs_q(c), want_el = needs_el(c), want_deq = needs_deq(c);
   for (size_t r = 0; r < rows; ++r) {
     const uint8_t* cr = codes + r * K;
     const uint32_t* srow = scales + r * nblk;
@@ -397,6 +406,7 @@ uint32_t dot_any(const Ctx& c, const RowView& a, const RowView& b, size_t K, uin
     case Model::Fp32Seq: r = dot_fp32seq(a, b, K, cbits); break;
     case Model::Blackwell: r = dot_blackwell(c, a, b, K, cbits); break;
     case Model::AscendHif4: r = dot_ascend_hif4(c, a, b, K, cbits); break;
+    case Model::Custom: r = dot_custom(c, a.el, b.el, a.deq, b.deq, a.sc, b.sc, K, cbits); break;
   }
   return is_nan_bits(r) ? kNaNBits : r;
 }
@@ -411,7 +421,7 @@ uint32_t generic_dot(const Ctx& c, const uint8_t* a, const uint32_t* sa, const u
   std::vector<float> da, db;
   if (needs_q(c)) qa.resize(K), qb.resize(K);
   if (needs_el(c)) ea.resize(K), eb.resize(K);
-  if (c.model == Model::Fp32Seq) da.resize(K), db.resize(K);
+  if (needs_deq(c)) da.resize(K), db.resize(K);
   decode_rows(c, true, a, sa, 1, K, qa.data(), ea.data(), da.data(), sca.data());
   decode_rows(c, false, b, sb, 1, K, qb.data(), eb.data(), db.data(), scb.data());
   const RowView va{qa.data(), ea.data(), da.data(), sca.data()};
@@ -431,6 +441,9 @@ uint32_t mma_dot(const MmaConfig& cfg, const uint8_t* a_codes, const uint8_t* b_
                  const uint32_t* sfa, const uint32_t* sfb, uint32_t c_bits) {
   const Ctx c = mma_detail::make_ctx(cfg, cfg.model);
   const size_t K = static_cast<size_t>(c.k);
+  if (c.model == Model::Custom && c.numerics.k > 0 && c.k % c.numerics.k != 0)
+    throw std::invalid_argument("numerics: k=" + std::to_string(c.numerics.k) + " does not divide the kind's K " +
+                                std::to_string(c.k));
   // Only what the model reads is written (and read): no zero fill of the plain arrays.
   std::array<int8_t, 64> qa, qb;
   std::array<Dy, 64> ea, eb;
@@ -470,7 +483,7 @@ Decoded decode_operand(const Ctx& c, bool is_a, const uint8_t* codes, const uint
   d.nblk = K / static_cast<size_t>(c.block);
   if (mma_detail::needs_q(c)) d.q.resize(rows * K);
   if (mma_detail::needs_el(c)) d.el.resize(rows * K);
-  if (c.model == Model::Fp32Seq) d.deq.resize(rows * K);
+  if (mma_detail::needs_deq(c)) d.deq.resize(rows * K);
   if (c.model != Model::Fp32Seq) d.sc.resize(rows * d.nblk);
   mma_detail::decode_rows(c, is_a, codes, scales, rows, K, d.q.empty() ? nullptr : d.q.data(),
                           d.el.empty() ? nullptr : d.el.data(), d.deq.empty() ? nullptr : d.deq.data(),
@@ -482,9 +495,9 @@ Decoded decode_operand(const Ctx& c, bool is_a, const uint8_t* codes, const uint
 Ctx gemm_ctx(const MmaConfig& cfg, Model model, size_t M, size_t N, size_t K, size_t na, size_t nsa,
              size_t nb, size_t nsb, size_t nc) {
   const Ctx ctx = mma_detail::make_ctx(cfg, model);
-  const size_t step = (model == Model::Blackwell || model == Model::AscendHif4)
-                          ? static_cast<size_t>(ctx.k)
-                          : static_cast<size_t>(ctx.block);
+  size_t step = (model == Model::Blackwell || model == Model::AscendHif4) ? static_cast<size_t>(ctx.k)
+                                                                          : static_cast<size_t>(ctx.block);
+  if (model == Model::Custom && ctx.numerics.k > 0) step = std::lcm(step, static_cast<size_t>(ctx.numerics.k));
   if (K == 0 || K % step != 0) {
     throw std::invalid_argument("gemm: K must be a positive multiple of " + std::to_string(step));
   }

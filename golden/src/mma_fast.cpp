@@ -740,6 +740,7 @@ bool gemm_fast(const Ctx& c, size_t M, size_t N, size_t K, const uint8_t* a, con
     case Model::AscendHif4: return gemm_ascend(c, M, N, K, a, sa, b, sb, cm, alpha, threads, d);
     case Model::Exact: return gemm_exact(c, M, N, K, a, sa, b, sb, cm, alpha, threads, d);
     case Model::Fp32Seq: return gemm_fp32seq(c, M, N, K, a, sa, b, sb, cm, alpha, threads, d);
+    case Model::Custom: return false;  // the parametric engine has only the generic path
   }
   return false;
 }

@@ -35,6 +35,7 @@ struct Ctx {
   uint8_t mask_a, mask_b;  // code bits of the element formats (higher bits are ignored)
   bool hif4;
   int hif4_round_groups;
+  Numerics numerics;  // Model::Custom
   const std::array<Dy, 256>* dy_a;
   const std::array<Dy, 256>* dy_b;
   const std::array<Dy, 256>* dy_s;
@@ -44,6 +45,14 @@ struct Ctx {
 };
 
 Ctx make_ctx(const MmaConfig& cfg, Model model);
+
+// Throws std::invalid_argument unless n is a valid parameter set for scale blocks of `block`.
+void validate_numerics(const Numerics& n, int block);
+
+// Model::Custom (mma_numerics.cpp) on one output: decoded elements and scales of both rows (da / db:
+// the FP32-dequantized elements, read only with dequant = fp32), K products, C bits.
+uint32_t dot_custom(const Ctx& c, const Dy* ea, const Dy* eb, const float* da, const float* db, const Dy* sa,
+                    const Dy* sb, size_t K, uint32_t cbits);
 
 // The generic model on one output: rows a (K codes, K / block scales) and b, C bits; the result
 // before the alpha epilogue (NaN canonical). The fast paths call it for outputs they do not take.

@@ -156,3 +156,40 @@ TEST(DpiMma, InexactFlagIsDAgainstTheExactSum) {
 }
 
 }  // namespace
+
+namespace {
+
+// The designer's numerics through DPI: the WindowCase of tests/golden/test_mma_numerics.cpp (products
+// 2^16, -61440 and 1.5 * 2^-9; E4M3, scales 1): a 25-bit window truncating gives 4096 + 2^-9, rounding
+// each term to nearest gives 4096 + 2^-8; an empty spec is the preset; a bad key is a one-line error.
+TEST(DpiMma, NumericsSetByTheDesigner) {
+  unsigned char a[FP4SIM_DPI_MAX_K] = {}, b[FP4SIM_DPI_MAX_K] = {};
+  a[0] = 0x78, b[0] = 0x78;
+  a[1] = 0xF7, b[1] = 0x78;
+  a[2] = 0x0C, b[2] = 0x20;
+  const unsigned int s[FP4SIM_DPI_MAX_SCALES] = {127};
+  unsigned int d = 0;
+  int flags = 0;
+  auto run = [&](const char* spec) {
+    return fp4sim_dpi_mma_numerics(FP4SIM_DPI_MXF8F6F4, FP4SIM_DPI_BLACKWELL, spec, FP4SIM_DPI_E4M3, FP4SIM_DPI_E4M3,
+                                   FP4SIM_DPI_TYPE_DEFAULT, 0, a, b, s, s, 0u, &d, &flags);
+  };
+  ASSERT_EQ(run(""), FP4SIM_DPI_OK);
+  EXPECT_EQ(d, std::bit_cast<uint32_t>(4096.0f + std::ldexp(1.0f, -9)));
+  EXPECT_EQ(flags, FP4SIM_DPI_FLAG_INEXACT);
+  ASSERT_EQ(run("term_round=rne"), FP4SIM_DPI_OK);
+  EXPECT_EQ(d, std::bit_cast<uint32_t>(4096.0f + std::ldexp(1.0f, -8)));
+  EXPECT_EQ(flags, FP4SIM_DPI_FLAG_INEXACT);
+  ASSERT_EQ(run("frac_bits=26"), FP4SIM_DPI_OK);
+  EXPECT_EQ(d, std::bit_cast<uint32_t>(4096.0f + 3 * std::ldexp(1.0f, -10)));
+  EXPECT_EQ(flags, 0);  // exact
+  d = 1;
+  EXPECT_EQ(run("frac_bit=26"), FP4SIM_DPI_ERROR);
+  EXPECT_EQ(d, 1u);  // nothing written
+  EXPECT_STREQ(fp4sim_dpi_last_error(),
+               "fp4sim_dpi: numerics: unknown key 'frac_bit' (keys: k, group, dequant, products, accumulate, "
+               "frac_bits, align, "
+               "term_round, out_round, c, round_every, flush_subnormals, signed_zero)");
+}
+
+}  // namespace

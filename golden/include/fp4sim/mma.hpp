@@ -8,6 +8,8 @@
 //               alignment to the largest exponent with 35 / 25 fractional bits, truncation to FP32).
 //   AscendHif4  fp4sim's documented HiF4 cube model: exact 64-element group sums, one FP32 RN per
 //               group (the rounding point is a parameter for what-if studies).
+//   Custom      a datapath described by parameters (Numerics, below): the four models above are
+//               presets of it (preset_numerics), so a variant is a changed parameter, not new code.
 // An MMA "kind" is data (one row of a table): element formats, scale format, block, instruction K,
 // group size and alignment fraction bits. Adding a kind = adding a row.
 #pragma once
@@ -16,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -24,9 +27,47 @@
 
 namespace fp4sim {
 
-enum class Model : uint8_t { Exact, Fp32Seq, Blackwell, AscendHif4 };
-std::string_view model_name(Model m);  // "exact", "fp32-seq", "blackwell", "ascend-hif4"
+enum class Model : uint8_t { Exact, Fp32Seq, Blackwell, AscendHif4, Custom };
+// "exact", "fp32-seq", "blackwell", "ascend-hif4", "custom". parse_model takes the four presets
+// only: a custom model is a preset plus parameters (parse_numerics).
+std::string_view model_name(Model m);
 bool parse_model(std::string_view s, Model& out);
+
+// An MMA datapath's numerics as parameters (docs/numerics.md, "Numerics a designer can set").
+// One instruction of `k` products: decode every element and scale exactly; form each product
+// (optionally from FP32-dequantized operands, optionally rounded to FP32); sum `group` consecutive
+// products exactly into one term; then either
+//   window  align every term (and C, with c = window) to the largest alignment exponent, keep
+//           frac_bits bits below it (each term cut by term_round), add exactly, convert the sum to
+//           FP32 by out_round (c = after: then add C with one FP32 RN), or
+//   fp32    add the terms to an FP32 accumulator that starts at C, one RN per `round_every` terms.
+// D of one instruction is C of the next along K. Specials follow IEEE arithmetic on the exact
+// operands (NaN in, Inf * 0 and +Inf + -Inf give NaN; an Inf operand gives Inf); NaN results are
+// the canonical 0x7FFFFFFF.
+struct Numerics {
+  enum class Dequant : uint8_t { Exact, Fp32 };    // element x scale exact, or RN to FP32 first
+  enum class Products : uint8_t { Exact, Fp32 };   // each product exact, or RN to FP32
+  enum class Accumulate : uint8_t { Window, Fp32 };
+  enum class Align : uint8_t { Scale, Product };   // a term's alignment exponent: its block scales'
+                                                   // exponents, or its largest product's exponent
+  enum class Round : uint8_t { Rz, Rne };
+  enum class CPlace : uint8_t { Window, After };   // window: C is one more aligned term
+  enum class SignedZero : uint8_t { Ieee, Plus };  // an exact zero sum: IEEE's rule, or always +0
+  int k = 0;      // products per instruction; 0 = the whole K is one instruction
+  int group = 1;  // products summed exactly into one term (a group > 1 is an integer tree: its zero is +0)
+  Dequant dequant = Dequant::Exact;
+  Products products = Products::Exact;
+  Accumulate accumulate = Accumulate::Window;
+  int frac_bits = 0;  // window: bits kept below the largest alignment exponent, 1..64; 0 = unbounded
+  Align align = Align::Product;
+  Round term_round = Round::Rz;   // window: how each term (and C) is cut to frac_bits
+  Round out_round = Round::Rne;   // window: the exact window sum to FP32
+  CPlace c = CPlace::Window;
+  int round_every = 1;            // fp32: terms summed exactly per RN add; 0 = all of the instruction
+  bool flush_subnormals = false;  // every FP32 C, product, accumulator and D that is subnormal -> +-0
+  SignedZero signed_zero = SignedZero::Ieee;
+  bool operator==(const Numerics&) const = default;
+};
 
 enum class MmaKindId : uint8_t { Mxf4, Mxf4Nvf4, Mxf8f6f4, Hif4 };
 
@@ -61,7 +102,19 @@ struct MmaConfig {
   // AscendHif4 only: the exact group terms are added to the FP32 accumulator with one RN every
   // this many 64-element groups (1 = every group, the documented default); 0 = once at the end.
   int hif4_round_groups = 1;
+  // Model::Custom only: the datapath's parameters (validate_mma_config checks them).
+  Numerics numerics{};
 };
+
+// A preset model as parameters for this configuration's kind: Custom with preset_numerics(cfg, m)
+// gives the bits of model m (blackwell: the kind's K, group and frac_bits; ascend-hif4:
+// round_every = cfg.hif4_round_groups). Throws std::invalid_argument if m cannot run the kind.
+Numerics preset_numerics(const MmaConfig& cfg, Model m);
+// Applies "key=value,key=value" to n (keys and values as format_numerics writes them, e.g.
+// "frac_bits=25,term_round=rne"); throws std::invalid_argument naming the bad key or value.
+void parse_numerics(std::string_view spec, Numerics& n);
+// Every parameter as "k=64,group=16,dequant=exact,...": parse_numerics of it gives n back.
+std::string format_numerics(const Numerics& n);
 
 // A config with the kind's defaults for every argument left null / 0 (model: the kind's hardware
 // model). Throws std::invalid_argument if an argument is not allowed for the kind.
@@ -69,7 +122,8 @@ MmaConfig make_mma_config(MmaKindId kind, const ElemFormat* elem_a = nullptr,
                           const ElemFormat* elem_b = nullptr, const ElemFormat* scale = nullptr,
                           int block = 0);
 // Throws std::invalid_argument unless cfg is a valid kind configuration and `model` can run it
-// (Blackwell: not hif4; AscendHif4: hif4 only; Exact / Fp32Seq: every kind).
+// (Blackwell: not hif4; AscendHif4: hif4 only; Exact / Fp32Seq: every kind; Custom: every kind,
+// with valid cfg.numerics).
 void validate_mma_config(const MmaConfig& cfg, Model model);
 
 // One output element of one instruction with model cfg.model: K = cfg.kind->k element codes per
@@ -95,9 +149,10 @@ uint8_t mma_flags(const MmaConfig& cfg, const uint8_t* a_codes, const uint8_t* b
 //  - Blackwell: instructions chained along K in order, D of one fed back as C of the next.
 //  - AscendHif4: one FP32 accumulator along the whole K, rounded per cfg.hif4_round_groups.
 //  - Exact: one rounding for the whole K. Fp32Seq: one FMA chain over the whole K.
+//  - Custom: instructions of cfg.numerics.k chained along K (k = 0: one instruction).
 // alpha is applied in an FP32 epilogue, one RN (D = alpha * acc, as CUTLASS's epilogue computes it).
-// K must be a multiple of the instruction K (Blackwell, AscendHif4) or of the block (Exact,
-// Fp32Seq). Rows are spread over `threads` std::threads (0 = hardware concurrency); every output
+// K must be a multiple of the instruction K (Blackwell, AscendHif4, Custom with k > 0) or of the
+// block (Exact, Fp32Seq; Custom with k = 0: of the block and the group). Rows are spread over `threads` std::threads (0 = hardware concurrency); every output
 // is computed independently, so the bits do not depend on the thread count.
 // NaN results are the canonical 0x7FFFFFFF for every model.
 std::vector<float> gemm(const MmaConfig& cfg, Model model, size_t M, size_t N, size_t K,
