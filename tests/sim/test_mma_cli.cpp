@@ -197,6 +197,48 @@ TEST(CliMma, HandDerivedValue) {
   EXPECT_NE(r.out.find("1 instruction)"), std::string::npos) << r.out;
 }
 
+// --numerics: the WindowCase of tests/golden/test_mma_numerics.cpp (E4M3 products 2^16, -61440 and
+// 1.5 * 2^-9, scales 1): blackwell's 25-bit window truncates the last to 2^-9, term_round=rne
+// rounds it to 2^-8 (a tie, to even), frac_bits=26 keeps it: 4096 + 2^-9, + 2^-8, + 3 * 2^-10.
+TEST(CliMma, NumericsSetByTheDesigner) {
+  Dir d("mma_cli");
+  std::vector<uint8_t> a(32, 0), b(32, 0);
+  a[0] = 0x78, b[0] = 0x78;
+  a[1] = 0xF7, b[1] = 0x78;
+  a[2] = 0x0C, b[2] = 0x20;
+  save<uint8_t>(d / "a.npy", {1, 32}, a);
+  save<uint8_t>(d / "b.npy", {1, 32}, b);
+  save<uint8_t>(d / "sa.npy", {1, 1}, {127});
+  save<uint8_t>(d / "sb.npy", {1, 1}, {127});
+  const std::string base = std::string("mma --kind mxf8f6f4 --elem e4m3") + kOperandArgs + " --out d.npy --force";
+  const std::vector<std::pair<std::string, float>> cases = {
+      {"", 4096.0f + std::ldexp(1.0f, -9)},
+      {" --numerics term_round=rne", 4096.0f + std::ldexp(1.0f, -8)},
+      {" --numerics frac_bits=26", 4096.0f + 3 * std::ldexp(1.0f, -10)},
+      {" --model exact --numerics products=fp32", 4096.0f + 3 * std::ldexp(1.0f, -10)},
+  };
+  for (const auto& [opt, want] : cases) {
+    const Result r = d.run(base + opt);
+    ASSERT_EQ(r.code, 0) << opt << ": " << r.err;
+    EXPECT_EQ(io::read_npy(d / "d.npy").values<float>(), std::vector<float>{want}) << opt;
+    if (!opt.empty()) {
+      EXPECT_NE(r.out.find("with numerics k="), std::string::npos) << r.out;
+    }
+  }
+  // Bad specs: one line, exit 2, nothing written.
+  fs::remove(d / "d.npy");
+  for (const auto& [opt, needle] : std::vector<std::pair<std::string, std::string>>{
+           {" --numerics frac_bits=99", "--numerics: numerics: frac_bits=99 (expected an integer 0..64)"},
+           {" --numerics group=64", "--numerics: numerics: group 64 must divide the block 32"},
+           {" --numerics k=48", "a.npy: K = 32 is not a multiple of 96 (the block 32 and --numerics k=48)"},
+           {" --numerics nonsense", "--numerics: numerics: 'nonsense' is not key=value"}}) {
+    SCOPED_TRACE(opt);
+    const Result r = d.run(std::string("mma --kind mxf8f6f4 --elem e4m3") + kOperandArgs + " --out d.npy" + opt);
+    expect_failure(r, opt.find("k=48") != std::string::npos ? 1 : 2, needle);
+    EXPECT_FALSE(fs::exists(d / "d.npy"));
+  }
+}
+
 TEST(CliMma, BadInputsFailWithOneLine) {
   Dir d("mma_cli");
   const Operands o = random_operands(make_mma_config(MmaKindId::Mxf4), 2, 3, 2, 9);

@@ -518,4 +518,24 @@ void print_model_params(std::ostream& os) {
 }
 #endif
 
+void add_numerics_option(po::options_description& od) {
+  od.add_options()("numerics", po::value<std::string>()->value_name("K=V,..."),
+                   "golden numerics changed from --model's preset, e.g. frac_bits=25,term_round=rne (keys: k, "
+                   "group, dequant, products, accumulate, frac_bits, align, term_round, out_round, c, round_every, "
+                   "flush_subnormals, signed_zero; docs/numerics.md)");
+}
+
+Model apply_numerics(const po::variables_map& vm, MmaConfig& cfg, Model preset) {
+  if (!vm.count("numerics")) return preset;
+  try {
+    cfg.numerics = preset_numerics(cfg, preset);
+    parse_numerics(vm["numerics"].as<std::string>(), cfg.numerics);
+    validate_mma_config(cfg, Model::Custom);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--numerics: ") + e.what());
+  }
+  cfg.model = Model::Custom;
+  return Model::Custom;
+}
+
 }  // namespace fp4sim::cli

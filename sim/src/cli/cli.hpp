@@ -89,6 +89,13 @@ FloatTensor load_float_tensor(const std::filesystem::path& path);
 void add_quant_options(boost::program_options::options_description& od);
 QuantOptions parse_quant_options(const boost::program_options::variables_map& vm, BlockFormat f);
 
+// --numerics K=V,... (fp4sim mma, vectors --lines): golden numerics a designer sets, the preset
+// model with some parameters changed (mma.hpp's Numerics, docs/numerics.md). apply_numerics gives
+// Model::Custom with cfg.numerics = preset_numerics(cfg, preset) changed by the option, or `preset`
+// itself when the option is absent; a bad spec is a UsageError naming the key.
+void add_numerics_option(boost::program_options::options_description& od);
+Model apply_numerics(const boost::program_options::variables_map& vm, MmaConfig& cfg, Model preset);
+
 // Throws io::IoError unless the directory that will hold `file` exists (checked before any work,
 // so a run never computes for minutes and then fails to write).
 void check_output_parent(const std::filesystem::path& file);

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <numeric>
 #include <optional>
 
 #include "cli/cli.hpp"
@@ -109,6 +110,7 @@ int cmd_mma(const Invocation& inv) {
        "float32 result [M, N], written atomically; its folder must exist")
       ("force", po::bool_switch(), "replace D.npy if it already exists")
       ("threads", po::value<std::string>()->value_name("T"), "worker threads (default 0 = all cores)");
+  add_numerics_option(od);
   po::variables_map vm;
   if (!parse_options(inv, kUsage, od, vm)) return kExitOk;
 
@@ -146,6 +148,8 @@ int cmd_mma(const Invocation& inv) {
     }
   }
   cfg.model = model;
+  const Model preset = model;
+  model = apply_numerics(vm, cfg, model);
   const unsigned threads =
       vm.count("threads") ? static_cast<unsigned>(parse_uint("threads", vm["threads"].as<std::string>(), 0, 1024)) : 0;
   const fs::path out = vm["out"].as<std::string>();
@@ -162,12 +166,19 @@ int cmd_mma(const Invocation& inv) {
   if (b.shape[1] != K)
     throw std::runtime_error(pb.string() + ": B has shape " + shape_of(b) + " but A has K = " + std::to_string(K) +
                              " (B is [N, K], K-major)");
-  const bool per_instruction = model == Model::Blackwell || model == Model::AscendHif4;
-  const size_t step = per_instruction ? static_cast<size_t>(kind.k) : static_cast<size_t>(cfg.block);
+  const bool per_instruction = model == Model::Blackwell || model == Model::AscendHif4 ||
+                              (model == Model::Custom && cfg.numerics.k > 0);
+  const size_t step = !per_instruction          ? static_cast<size_t>(cfg.block)
+                      : model == Model::Custom ? std::lcm(static_cast<size_t>(cfg.block), static_cast<size_t>(cfg.numerics.k))
+                                               : static_cast<size_t>(kind.k);
   if (K % step != 0)
     throw std::runtime_error(pa.string() + ": K = " + std::to_string(K) + " is not a multiple of " +
-                             std::to_string(step) + (per_instruction ? " (the instruction K of " : " (the block of ") +
-                             std::string(kind.name) + ")");
+                             std::to_string(step) +
+                             (model == Model::Custom && per_instruction
+                                  ? " (the block " + std::to_string(cfg.block) + " and --numerics k=" +
+                                        std::to_string(cfg.numerics.k) + ")"
+                                  : (per_instruction ? " (the instruction K of " : " (the block of ") +
+                                        std::string(kind.name) + ")"));
   const size_t nblk = K / static_cast<size_t>(cfg.block);
   const io::DType sdt = kind.scale_word32 ? io::DType::U32 : io::DType::U8;
   const io::NpyArray sa = load_matrix(psa, sdt, "SA");
@@ -198,9 +209,11 @@ int cmd_mma(const Invocation& inv) {
   outs.commit();
   std::cout << out.string() << ": float32 " << io::shape_string(shape) << ", kind " << kind.name << " ("
             << cfg.elem_a->name << " x " << cfg.elem_b->name << ", " << cfg.scale->name << " per " << cfg.block
-            << "), model " << model_name(model) << ", K = " << K;
+            << "), model " << model_name(preset);
+  if (model == Model::Custom) std::cout << " with numerics " << format_numerics(cfg.numerics);
+  std::cout << ", K = " << K;
   if (per_instruction) {
-    const size_t n = K / static_cast<size_t>(kind.k);
+    const size_t n = K / (model == Model::Custom ? static_cast<size_t>(cfg.numerics.k) : static_cast<size_t>(kind.k));
     std::cout << " (" << n << (n == 1 ? " instruction)" : " instructions chained)");
   }
   std::cout << "\n";

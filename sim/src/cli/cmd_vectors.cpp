@@ -41,6 +41,7 @@ std::vector<float> load_operand(const std::string& opt, const fs::path& p, size_
 std::optional<lines::LineFormat> lines_format(const po::variables_map& vm) {
   if (!vm.count("lines")) {
     if (vm.count("model")) throw UsageError("--model: only with --lines");
+    if (vm.count("numerics")) throw UsageError("--numerics: only with --lines");
     return std::nullopt;
   }
   lines::LineFormat f{};
@@ -65,11 +66,21 @@ int write_lines(Outputs& outs, size_t h, const fs::path& out, lines::LineFormat 
     parse_model(vm["model"].as<std::string>(), m);
     model = m;
   }
+  // --numerics: each case's model (its preset) with the designer's parameters changed.
+  const std::string spec = vm.count("numerics") ? vm["numerics"].as<std::string>() : std::string();
+  auto numerics_of = [&](const vectors::VectorCase& v, Model m) -> std::optional<Numerics> {
+    if (spec.empty()) return std::nullopt;
+    MmaConfig cfg = v.cfg;
+    apply_numerics(vm, cfg, m);
+    return cfg.numerics;
+  };
   // Streamed into the staged file (an llm suite gives millions of lines); renamed at commit.
   const fs::path stage = outs.set().file_stage(h);
   std::ofstream os(stage, std::ios::binary | std::ios::trunc);
   if (!os) throw std::runtime_error(out.string() + ": cannot write the lines file");
-  const std::string head = lines::format_header(f, what + ", model " + (model ? std::string(model_name(*model)) : "hardware"));
+  const std::string head = lines::format_header(
+      f, what + ", model " + (model ? std::string(model_name(*model)) : "hardware") +
+             (spec.empty() ? std::string() : " with numerics " + spec));
   if (!head.empty()) os << head << "\n";
   size_t n_lines = 0, n_cases = 0, left_out = 0;
   for (const vectors::VectorCase& v : cases) {
@@ -79,7 +90,8 @@ int write_lines(Outputs& outs, size_t h, const fs::path& out, lines::LineFormat 
       ++left_out;
       continue;
     }
-    for (const lines::Instruction& ins : lines::case_instructions(v, m)) {
+    const std::optional<Numerics> n = numerics_of(v, m);
+    for (const lines::Instruction& ins : lines::case_instructions(v, m, n ? &*n : nullptr)) {
       os << lines::format_line(ins, f) << "\n";
       ++n_lines;
     }
@@ -164,6 +176,7 @@ int cmd_vectors(const Invocation& inv) {
       ("progress", po::bool_switch(), "progress on stderr (default: only when stderr is a terminal)");
   // --seed: the suite's seed, or with --from the SR / RHT seed of the quantize options.
   add_quant_options(od);
+  add_numerics_option(od);  // with --lines
   po::variables_map vm;
   if (!parse_options(inv, kUsage, od, vm)) return kExitOk;
   if (vm.count("from") == vm.count("suite")) throw UsageError("give exactly one of --suite NAME and --from A.npy");

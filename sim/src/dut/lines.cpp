@@ -22,7 +22,8 @@ using io::Json;
 constexpr std::array<const ElemFormat*, 6> kElems = {&kE2M1, &kE2M3, &kE3M2, &kE4M3, &kE5M2, &kS1P2};
 constexpr std::array<const ElemFormat*, 3> kScales = {&kUE8M0, &kUE4M3, &kE6M2};
 constexpr std::array<MmaKindId, 4> kKinds = {MmaKindId::Mxf4, MmaKindId::Mxf4Nvf4, MmaKindId::Mxf8f6f4, MmaKindId::Hif4};
-constexpr std::array<Model, 4> kModels = {Model::Exact, Model::Fp32Seq, Model::Blackwell, Model::AscendHif4};
+// 4 = custom: a designer's --numerics (the file's header line says which).
+constexpr std::array<Model, 5> kModels = {Model::Exact, Model::Fp32Seq, Model::Blackwell, Model::AscendHif4, Model::Custom};
 
 // Formats are compared by name: a config may hold a pointer to its own copy of a table row.
 template <size_t N>
@@ -265,8 +266,9 @@ uint32_t epilogue(uint32_t alpha, uint32_t d) {
   return is_nan_bits(r) ? kNaNBits : r;
 }
 
-std::vector<Instruction> case_instructions(const vectors::VectorCase& v, Model model) {
+std::vector<Instruction> case_instructions(const vectors::VectorCase& v, Model model, const Numerics* numerics) {
   MmaConfig cfg = v.cfg;
+  if (numerics) cfg.numerics = *numerics, model = Model::Custom;
   cfg.model = model;
   validate_mma_config(cfg, model);
   const size_t k = static_cast<size_t>(cfg.kind->k), S = v.K / k, nbk = k / static_cast<size_t>(cfg.block),

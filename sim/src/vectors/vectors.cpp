@@ -835,7 +835,10 @@ VectorCase quantized_case(BlockFormat f, std::vector<float> a, const QuantOption
   return v;
 }
 
-bool chained_model(Model m) { return m == Model::Blackwell || m == Model::AscendHif4 || m == Model::Fp32Seq; }
+// Custom: lines and replay chain its instructions (mma_dot under the numerics) the same way.
+bool chained_model(Model m) {
+  return m == Model::Blackwell || m == Model::AscendHif4 || m == Model::Fp32Seq || m == Model::Custom;
+}
 
 std::vector<float> instruction_steps(const VectorCase& v, Model model, unsigned threads) {
   const size_t kI = static_cast<size_t>(v.cfg.kind->k), S = v.K / kI, B = static_cast<size_t>(v.cfg.block);

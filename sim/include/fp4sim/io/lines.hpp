@@ -60,7 +60,9 @@ struct Instruction {
 // (when it has them) and against its expected D through the epilogue. Throws std::runtime_error if
 // they disagree, std::invalid_argument when the model does not chain instructions over this case's
 // K (exact with K > instruction K) or does not apply to the case's kind.
-std::vector<Instruction> case_instructions(const vectors::VectorCase& v, Model model);
+// With numerics (Model::Custom), each instruction is mma_dot under those parameters instead.
+std::vector<Instruction> case_instructions(const vectors::VectorCase& v, Model model,
+                                           const Numerics* numerics = nullptr);
 
 // RN(alpha * d) in FP32, NaN canonical: the epilogue after a chain's last instruction.
 uint32_t epilogue(uint32_t alpha, uint32_t d);
