@@ -399,3 +399,38 @@ TEST(LinesCli, FromTensorsFinalIsTheSuitesD) {
   }
   EXPECT_EQ(finals, 4u);
 }
+
+// --only: the lines of one configuration are exactly the full file's lines with that configuration
+// word, in order, and as many as that configuration's cases hold instructions.
+TEST(LinesCli, OnlyKeepsOneConfiguration) {
+  Dir dir("lines");
+  Result r = dir.run("vectors --suite corners --lines testfloat --out all.tf");
+  ASSERT_EQ(r.code, 0) << r.err;
+  r = dir.run("vectors --suite corners --lines testfloat --only mxf8f6f4-e2m1 --out e2m1.tf");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("only mxf8f6f4-e2m1;"), std::string::npos) << r.out;
+  // The word by its documented fields: kind mxf8f6f4 = 2, blackwell = 2, E2M1 x E2M1 = 0 0,
+  // UE8M0 = 0, block 32 = 0x020.
+  const std::string word = "22000020";
+  std::vector<std::string> want;
+  for (const std::string& l : file_lines(dir / "all.tf"))
+    if (tokens(l)[0] == word) want.push_back(l);
+  const std::vector<std::string> got = file_lines(dir / "e2m1.tf");
+  EXPECT_EQ(got, want);
+  size_t n = 0, cases = 0;
+  for (const v::VectorCase& c : v::build_suite(v::Suite::Corners, {}))
+    if (c.cfg.kind->id == fp4sim::MmaKindId::Mxf8f6f4 && c.cfg.elem_a->name == std::string_view("e2m1") &&
+        c.cfg.elem_b->name == std::string_view("e2m1")) {
+      n += c.M * c.N * (c.K / 32);
+      ++cases;
+    }
+  EXPECT_GT(cases, 0u);
+  EXPECT_EQ(got.size(), n);
+  // A configuration the suite does not have: one line naming the ones it has; nothing written.
+  fp4sim::test::expect_failure(dir.run("vectors --suite corners --lines hex --only mxf8f6f4-e2m1xe4m3 --out x.hex"), 1,
+                               "--only mxf8f6f4-e2m1xe4m3: no case of suite corners has that configuration");
+  EXPECT_FALSE(fs::exists(dir / "x.hex"));
+  r = dir.run("vectors --suite random --lines hex --only mxf8f6f4-e2m1xe4m3 --out x.hex");
+  EXPECT_EQ(r.code, 0) << r.err;
+  fp4sim::test::expect_failure(dir.run("vectors --suite corners --only mxf4 --out d"), 2, "--only: only with --lines");
+}

@@ -1,6 +1,7 @@
 // fp4sim vectors: write a golden vector suite (cases + expected outputs of every model + manifest).
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -24,7 +25,8 @@ constexpr const char* kUsage =
     "vectors --suite smoke|corners|random|llm|quant --out DIR [--seed S] [--size N] [--threads T]\n"
     "               [--convention te|torchao|modelopt] [--progress] [--force] [--durable]\n"
     "       fp4sim vectors --from A.npy [--b B.npy] --format F [quantize options] --out DIR [--force]\n"
-    "       fp4sim vectors (--suite NAME | --from A.npy ...) --lines hex|testfloat|jsonl [--model exact|fp32-seq] --out FILE";
+    "       fp4sim vectors (--suite NAME | --from A.npy ...) --lines hex|testfloat|jsonl [--model exact|fp32-seq]\n"
+    "               [--only CONFIG] --out FILE";
 
 // A [rows, K] float tensor from --from / --b (float32, or uint16 BF16 bits).
 std::vector<float> load_operand(const std::string& opt, const fs::path& p, size_t& rows, size_t& K) {
@@ -40,8 +42,8 @@ std::vector<float> load_operand(const std::string& opt, const fs::path& p, size_
 // --lines: the parsed line format, or nullopt; --model needs --lines.
 std::optional<lines::LineFormat> lines_format(const po::variables_map& vm) {
   if (!vm.count("lines")) {
-    if (vm.count("model")) throw UsageError("--model: only with --lines");
-    if (vm.count("numerics")) throw UsageError("--numerics: only with --lines");
+    for (const char* o : {"model", "only", "numerics"})
+      if (vm.count(o)) throw UsageError(std::string("--") + o + ": only with --lines");
     return std::nullopt;
   }
   lines::LineFormat f{};
@@ -82,8 +84,18 @@ int write_lines(Outputs& outs, size_t h, const fs::path& out, lines::LineFormat 
       f, what + ", model " + (model ? std::string(model_name(*model)) : "hardware") +
              (spec.empty() ? std::string() : " with numerics " + spec));
   if (!head.empty()) os << head << "\n";
-  size_t n_lines = 0, n_cases = 0, left_out = 0;
+  // --only: the cases of one configuration, so that a unit of that configuration has a result for
+  // every line (check --lines pairs results with lines one to one).
+  const std::optional<std::string> only = vm.count("only") ? std::optional(vm["only"].as<std::string>()) : std::nullopt;
+  std::vector<std::string> tags;  // the suite's configurations, for the error of an --only none has
+  size_t n_lines = 0, n_cases = 0, left_out = 0, other_config = 0;
   for (const vectors::VectorCase& v : cases) {
+    const std::string tag = vectors::config_tag(v.cfg);
+    if (only && tag != *only) {
+      if (std::find(tags.begin(), tags.end(), tag) == tags.end()) tags.push_back(tag);
+      ++other_config;
+      continue;
+    }
     const Model m = model ? *model : v.cfg.kind->hardware_model;
     // exact rounds once over the whole K: a case of several instructions has no per-instruction chain.
     if (static_cast<size_t>(v.cfg.kind->k) < v.K && !vectors::chained_model(m)) {
@@ -97,12 +109,19 @@ int write_lines(Outputs& outs, size_t h, const fs::path& out, lines::LineFormat 
     }
     ++n_cases;
   }
+  if (only && n_cases + left_out == 0) {
+    std::string list;
+    for (const std::string& t : tags) list += (list.empty() ? "" : ", ") + t;
+    throw std::runtime_error("vectors: --only " + *only + ": no case of " + what + " has that configuration (it has " +
+                             list + ")");
+  }
   if (n_lines == 0) throw std::runtime_error("vectors: no case of " + what + " is a single instruction under --model exact");
   os.close();
   if (!os) throw std::runtime_error(out.string() + ": write failed");
   outs.commit();
   std::cout << out.string() << ": " << n_lines << " " << lines::line_format_name(f) << " instruction lines from " << n_cases
             << " cases of " << what;
+  if (only) std::cout << " (only " << *only << "; " << other_config << " cases of other configurations left out)";
   if (left_out) std::cout << " (" << left_out << " cases of several instructions left out: exact has no instruction chain)";
   std::cout << "\n";
   return kExitOk;
@@ -169,6 +188,9 @@ int cmd_vectors(const Invocation& inv) {
        "write one MMA instruction per line into the file --out instead of a suite directory (docs/line-vectors.md)")
       ("model", po::value<std::string>()->value_name("exact|fp32-seq"),
        "with --lines: the model of the expected D (default: each case's hardware model; exact: single-instruction cases only)")
+      ("only", po::value<std::string>()->value_name("CONFIG"),
+       "with --lines: only the cases of one configuration, named as in case ids (mxf4, mxf4nvf4-ue4m3-b16, "
+       "mxf8f6f4-e2m1, mxf8f6f4-e4m3xe5m2, hif4)")
       ("size", po::value<std::string>()->value_name("N"),
        "random: M = N (default 16, at most 1024); llm: tokens, a multiple of 64 (default 128)")
       ("force", po::bool_switch(), "replace DIR if it already exists")
