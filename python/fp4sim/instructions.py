@@ -120,8 +120,14 @@ def _fp32_bits(x: Fraction, rne: bool) -> int:
 
 
 def _num(x: Fraction) -> str:
-    """A dyadic rational: the shortest decimal when it is a double, else n*2^e with an approximation."""
+    """A dyadic rational: 2^e for a power of two outside [2^-10, 2^10], the shortest decimal when it
+    is a double, else n*2^e with an approximation."""
     d = float(x)
+    m = abs(x)
+    if m != 0 and (m.numerator & (m.numerator - 1)) == 0 and (m.denominator & (m.denominator - 1)) == 0 \
+            and not 1 / 1024 <= m <= 1024:  # a power of two, as the grids and ulps are named
+        e = m.numerator.bit_length() - m.denominator.bit_length()
+        return f"{'-' if x < 0 else ''}2^{e}"
     if Fraction(d) == x:
         return repr(d)
     e = 0
