@@ -36,7 +36,8 @@ __version__ = _core.__version__
 
 __all__ = [
     "quantize", "dequantize", "Quantized", "pack_nibbles", "unpack_nibbles", "scales_to_atom",
-    "scales_from_atom", "mma", "mma_rows", "MmaRows", "explain_mma", "gemm", "GemmResult", "load_suite", "check", "Suite", "Case", "Operand",
+    "scales_from_atom", "mma", "mma_rows", "MmaRows", "explain_mma", "gemm", "GemmResult", "load_suite", "check",
+    "Suite", "Case", "Operand",
     "SuiteError", "result_path", "save_result", "vectors", "vectors_from", "SUITES", "FORMATS", "KINDS", "ml_dtype",
 ]
 

@@ -346,7 +346,8 @@ def explain_mma(a, b, sfa, sfb, c=0, got=None, kind: str = "mxf4nvf4", block: in
         if gb == exp_bits:
             lines.append(f"got      D = 0x{gb:08x}: equal")
         else:
-            how_far = "NaN involved" if ulps is None else f"{ulps} ulp {'above' if gv > r['expected_value'] else 'below'}"
+            side = "above" if gv > r["expected_value"] else "below"
+            how_far = "NaN involved" if ulps is None else f"{ulps} ulp {side}"
             more = f"; got - expected = {_num(diff)}" if diff is not None else ""
             eq = f"; got equals {', '.join(matches)}" if matches else ""
             lines.append(f"got      D = 0x{gb:08x} ({_f32_text(gb)}): {how_far}{more}{eq}")
