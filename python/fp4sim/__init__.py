@@ -484,14 +484,15 @@ def _matrix(a: np.ndarray, name: str, role: str) -> None:
 def _c_input(c, M: int, N: int, rank_first: bool = False, bits_ok: bool = False) -> np.ndarray | None:
     """C: float32 [M, N]. rank_first: `fp4sim mma` names a wrong rank before a wrong shape.
     bits_ok: uint32 FP32 bit patterns are accepted too, viewed as float32 (every bit kept, NaN
-    payloads included: nothing converts them)."""
+    payloads included: nothing converts them); another dtype gets the CLI's message, which knows
+    float32 only (`fp4sim mma --c` reads float32 .npy files)."""
     if c is None:
         return None
     ca = _numpy(c)
     if bits_ok and ca.dtype == np.uint32 and ca.dtype.isnative:
         ca = np.ascontiguousarray(ca).view(np.float32)
     if ca.dtype != np.float32 or not ca.dtype.isnative:
-        raise ValueError(f"c: C must be float32{' or uint32 (FP32 bits)' if bits_ok else ''}, got {_dtype_name(ca)}")
+        raise ValueError(f"c: C must be float32, got {_dtype_name(ca)}")
     if rank_first:
         _matrix(ca, "c", "C")
     if ca.shape != (M, N):
