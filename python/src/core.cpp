@@ -190,6 +190,10 @@ nb::tuple mma_rows_py(In2<uint8_t> a, In2<uint8_t> b, In2<S> sa, In2<S> sb, In1<
                       unsigned threads) {
   const MmaConfig cfg = mma_config_of(kind, elem_a, elem_b, scale, block, model);
   const size_t n = a.shape(0), k = a.shape(1), nsc = sa.shape(1);
+  // Python checks the shapes with the API's messages; this guards the raw buffers all the same.
+  if (k != static_cast<size_t>(cfg.kind->k) || nsc != k / static_cast<size_t>(cfg.block) || b.shape(0) != n ||
+      b.shape(1) != k || sa.shape(0) != n || sb.shape(0) != n || sb.shape(1) != nsc || c.shape(0) != n)
+    throw std::invalid_argument("mma_rows: operand shapes do not match one instruction per row");
   std::vector<uint32_t> d(n);
   std::vector<uint8_t> flags(want_flags ? n : 0);
   const uint8_t *pa = a.data(), *pb = b.data();
@@ -233,7 +237,9 @@ nb::tuple mma_factors_py(In1<uint8_t> a, In1<uint8_t> b, In1<uint32_t> sa, In1<u
   MmaKindId kid{};
   if (!parse_mma_kind(kind, kid)) throw std::invalid_argument("unknown kind '" + kind + "'");
   const MmaConfig cfg = make_mma_config(kid, elem_named(elem_a), elem_named(elem_b), elem_named(scale), block);
-  const size_t k = a.shape(0);
+  const size_t k = a.shape(0), nsc = k / static_cast<size_t>(cfg.block);
+  if (k != static_cast<size_t>(cfg.kind->k) || b.shape(0) != k || sa.shape(0) != nsc || sb.shape(0) != nsc)
+    throw std::invalid_argument("mma_factors: operand shapes do not match one instruction");
   std::vector<double> va(k), vb(k), vsa(k), vsb(k);
   auto scale_at = [&](const uint32_t* s, size_t q) {
     const uint32_t w = s[q / static_cast<size_t>(cfg.block)];
