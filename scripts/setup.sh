@@ -22,7 +22,7 @@ PKGS=(
 # (pyenv's on the CI image; a Debian-managed /usr/bin/python3 refuses pip: activate a venv first).
 # nanobind and scikit-build-core build the module (`pip install --no-build-isolation .` uses these);
 # ml_dtypes and pytest are for the tests. Skipped, without touching the network, when all are present.
-PY_PKGS=(numpy==2.4.6 ml_dtypes==0.6.0 nanobind==3.1.0 scikit-build-core==1.1.2 pytest==9.2.0)
+PY_PKGS=(numpy==2.4.6 ml_dtypes==0.6.0 nanobind==3.1.0 scikit-build-core==1.1.2 pytest==9.2.0 cocotb==1.8.1)
 PY=${PYTHON:-python3}
 if "$PY" - "${PY_PKGS[@]}" <<'PYEOF'
 import sys

@@ -36,7 +36,8 @@ __version__ = _core.__version__
 
 __all__ = [
     "quantize", "dequantize", "Quantized", "pack_nibbles", "unpack_nibbles", "scales_to_atom",
-    "scales_from_atom", "mma", "gemm", "GemmResult", "load_suite", "check", "Suite", "Case", "Operand",
+    "scales_from_atom", "mma", "mma_rows", "MmaRows", "explain_mma", "gemm", "GemmResult", "load_suite", "check",
+    "Suite", "Case", "Operand",
     "SuiteError", "result_path", "save_result", "vectors", "vectors_from", "SUITES", "FORMATS", "KINDS", "ml_dtype",
 ]
 
@@ -480,11 +481,16 @@ def _matrix(a: np.ndarray, name: str, role: str) -> None:
         raise ValueError(f"{name}: {role} must be a 2-D array, got shape {_shape(a.shape)}")
 
 
-def _c_input(c, M: int, N: int, rank_first: bool = False) -> np.ndarray | None:
-    """C: float32 [M, N]. rank_first: `fp4sim mma` names a wrong rank before a wrong shape."""
+def _c_input(c, M: int, N: int, rank_first: bool = False, bits_ok: bool = False) -> np.ndarray | None:
+    """C: float32 [M, N]. rank_first: `fp4sim mma` names a wrong rank before a wrong shape.
+    bits_ok: uint32 FP32 bit patterns are accepted too, viewed as float32 (every bit kept, NaN
+    payloads included: nothing converts them); another dtype gets the CLI's message, which knows
+    float32 only (`fp4sim mma --c` reads float32 .npy files)."""
     if c is None:
         return None
     ca = _numpy(c)
+    if bits_ok and ca.dtype == np.uint32 and ca.dtype.isnative:
+        ca = np.ascontiguousarray(ca).view(np.float32)
     if ca.dtype != np.float32 or not ca.dtype.isnative:
         raise ValueError(f"c: C must be float32, got {_dtype_name(ca)}")
     if rank_first:
@@ -506,14 +512,10 @@ def _gemm_sizes(A, B):
     return M, K, N
 
 
-def mma(a, b, sfa, sfb, c=None, kind: str = "mxf4nvf4", block: int | None = None, scale_type: str | None = None,
-        elem: str | None = None, elem_a: str | None = None, elem_b: str | None = None, model: str | None = None,
-        alpha: float = 1.0, threads: int = 0) -> np.ndarray:
-    """`fp4sim mma`: D [M, N] float32 = alpha * (C + A . B^T) from element codes A [M, K], B [N, K]
-    (K-major, unpacked, uint8 or ml_dtypes), scale codes SFA [M, K/block], SFB [N, K/block] (uint8,
-    float8_e8m0fnu / float8_e4m3fn, or uint32 words for hif4) and C (float32 [M, N], default +0).
-    Element and scale types not given are taken from ml_dtypes arrays, else the kind's defaults.
-    alpha (not a CLI option) is the one FP32 multiply of the suites' epilogue; 1 leaves D as is."""
+def _mma_setup(kind, block, scale_type, elem, elem_a, elem_b, model, a, b, sfa, sfb):
+    """The configuration of mma / mma_rows / explain_mma from the keywords and the arrays' ml_dtypes,
+    with `fp4sim mma`'s checks and messages: (kind row, elem_a, elem_b, scale, block, model, a, b,
+    sfa, sfb) with the arrays as numpy."""
     if kind not in KINDS:
         raise ValueError(f"--kind: unknown kind '{kind}' (expected one of: {', '.join(KINDS)})")
     k = KINDS[kind]
@@ -555,6 +557,20 @@ def mma(a, b, sfa, sfb, c=None, kind: str = "mxf4nvf4", block: int | None = None
         except ValueError as e:
             raise ValueError(f"--model {model}: {e}") from None
         m = model
+    return k, ea, eb, st, blk_eff, m, a, b, sfa, sfb
+
+
+def mma(a, b, sfa, sfb, c=None, kind: str = "mxf4nvf4", block: int | None = None, scale_type: str | None = None,
+        elem: str | None = None, elem_a: str | None = None, elem_b: str | None = None, model: str | None = None,
+        alpha: float = 1.0, threads: int = 0) -> np.ndarray:
+    """`fp4sim mma`: D [M, N] float32 = alpha * (C + A . B^T) from element codes A [M, K], B [N, K]
+    (K-major, unpacked, uint8 or ml_dtypes), scale codes SFA [M, K/block], SFB [N, K/block] (uint8,
+    float8_e8m0fnu / float8_e4m3fn, or uint32 words for hif4) and C [M, N] (float32, or uint32
+    FP32 bit patterns; default +0). Element and scale types not given are taken from ml_dtypes
+    arrays, else the kind's defaults. alpha (not a CLI option) is the one FP32 multiply of the
+    suites' epilogue; 1 leaves D as is."""
+    k, ea, eb, st, blk_eff, m, a, b, sfa, sfb = _mma_setup(kind, block, scale_type, elem, elem_a, elem_b, model,
+                                                           a, b, sfa, sfb)
     nthreads = _threads(threads)
 
     # The CLI's order: A (dtype, rank), B, sizes, K, then SA, SB, C, the code widths.
@@ -576,7 +592,7 @@ def mma(a, b, sfa, sfb, c=None, kind: str = "mxf4nvf4", block: int | None = None
     for arr, name, role, rows in ((SA, "sfa", "SA", M), (SB, "sfb", "SB", N)):
         if arr.shape != (rows, nblk):
             raise ValueError(f"{name}: {role} has shape {_shape(arr.shape)}, expected ({rows}, {nblk})")
-    C = _c_input(c, M, N, rank_first=True)
+    C = _c_input(c, M, N, rank_first=True, bits_ok=True)
     _check_code_width(A, "a", int(_core.elem_info(ea)["bits"]), ea)
     _check_code_width(B, "b", int(_core.elem_info(eb)["bits"]), eb)
     return _core.mma(A, B, SA, SB, C, kind, ea, eb, st, blk_eff, m, float(np.float32(alpha)), nthreads)
@@ -747,3 +763,7 @@ def _as_result_array(array, output: str) -> np.ndarray:
         if packed_out and name == "float4_e2m1fn":
             a = pack_nibbles(a)  # one code per byte in, the file holds two
     return np.ascontiguousarray(a)
+
+
+# Per-instruction checking (instructions.py) builds on mma's argument helpers above.
+from .instructions import MmaRows, explain_mma, mma_rows  # noqa: E402

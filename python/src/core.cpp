@@ -11,12 +11,15 @@
 #include <nanobind/stl/string_view.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fp4sim/io/atomic_file.hpp"
@@ -146,26 +149,112 @@ Out<float> dequantize_py(In2<uint8_t> codes, In2<S> scales, const std::string& f
   return to_numpy(std::move(d), {q.rows, q.cols});
 }
 
-// D = alpha * (C + A . B^T) with one of the numerics models (mma.hpp's gemm).
-template <class S>
-Out<float> mma_py(In2<uint8_t> a, In2<uint8_t> b, In2<S> sa, In2<S> sb, std::optional<In2<float>> c,
-                  const std::string& kind, const std::string& elem_a, const std::string& elem_b,
-                  const std::string& scale, int block, const std::string& model, float alpha, unsigned threads) {
+// A kind configuration with `model` (validated: golden's messages as ValueError).
+MmaConfig mma_config_of(const std::string& kind, const std::string& elem_a, const std::string& elem_b,
+                        const std::string& scale, int block, const std::string& model) {
   MmaKindId kid{};
   if (!parse_mma_kind(kind, kid)) throw std::invalid_argument("unknown kind '" + kind + "'");
   MmaConfig cfg = make_mma_config(kid, elem_named(elem_a), elem_named(elem_b), elem_named(scale), block);
   const Model m = model_of(model);
   validate_mma_config(cfg, m);
   cfg.model = m;
+  return cfg;
+}
+
+// D = alpha * (C + A . B^T) with one of the numerics models (mma.hpp's gemm). C arrives as FP32
+// bits or as float32 (Python views uint32 bits as float32: the bits go through unchanged).
+template <class S>
+Out<float> mma_py(In2<uint8_t> a, In2<uint8_t> b, In2<S> sa, In2<S> sb, std::optional<In2<float>> c,
+                  const std::string& kind, const std::string& elem_a, const std::string& elem_b,
+                  const std::string& scale, int block, const std::string& model, float alpha, unsigned threads) {
+  const MmaConfig cfg = mma_config_of(kind, elem_a, elem_b, scale, block, model);
   const size_t M = a.shape(0), K = a.shape(1), N = b.shape(0);
   std::span<const float> cs;
   if (c) cs = span_of(*c);
   std::vector<float> d;
   {
     nb::gil_scoped_release nogil;
-    d = gemm(cfg, m, M, N, K, span_of(a), span_of(sa), span_of(b), span_of(sb), cs, alpha, threads);
+    d = gemm(cfg, cfg.model, M, N, K, span_of(a), span_of(sa), span_of(b), span_of(sb), cs, alpha, threads);
   }
   return to_numpy(std::move(d), {M, N});
+}
+
+// N independent instructions, instruction i = row i of A with row i of B, their scales and C[i]
+// (FP32 bits): golden's mma_dot per row (the model in cfg) and, with want_flags, mma_flags on its
+// result — the per-instruction golden the DPI library and the line vectors give, for a whole batch
+// in one call. Rows are spread over threads (0 = hardware concurrency); each row is independent.
+template <class S>
+nb::tuple mma_rows_py(In2<uint8_t> a, In2<uint8_t> b, In2<S> sa, In2<S> sb, In1<uint32_t> c,
+                      const std::string& kind, const std::string& elem_a, const std::string& elem_b,
+                      const std::string& scale, int block, const std::string& model, bool want_flags,
+                      unsigned threads) {
+  const MmaConfig cfg = mma_config_of(kind, elem_a, elem_b, scale, block, model);
+  const size_t n = a.shape(0), k = a.shape(1), nsc = sa.shape(1);
+  // Python checks the shapes with the API's messages; this guards the raw buffers all the same.
+  if (k != static_cast<size_t>(cfg.kind->k) || nsc != k / static_cast<size_t>(cfg.block) || b.shape(0) != n ||
+      b.shape(1) != k || sa.shape(0) != n || sb.shape(0) != n || sb.shape(1) != nsc || c.shape(0) != n)
+    throw std::invalid_argument("mma_rows: operand shapes do not match one instruction per row");
+  std::vector<uint32_t> d(n);
+  std::vector<uint8_t> flags(want_flags ? n : 0);
+  const uint8_t *pa = a.data(), *pb = b.data();
+  const S *psa = sa.data(), *psb = sb.data();
+  const uint32_t* pc = c.data();
+  auto run = [&](size_t lo, size_t hi) {
+    uint32_t wa[8], wb[8];  // mma_dot reads 32-bit scale words; an instruction has at most 4 scales
+    for (size_t i = lo; i < hi; ++i) {
+      for (size_t s = 0; s < nsc; ++s) {
+        wa[s] = psa[i * nsc + s];
+        wb[s] = psb[i * nsc + s];
+      }
+      d[i] = mma_dot(cfg, pa + i * k, pb + i * k, wa, wb, pc[i]);
+      if (want_flags) flags[i] = mma_flags(cfg, pa + i * k, pb + i * k, wa, wb, pc[i], d[i]);
+    }
+  };
+  {
+    nb::gil_scoped_release nogil;
+    // A thread costs tens of microseconds to start: only batches of thousands are worth splitting.
+    const size_t hw = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
+    const size_t nt = std::min(hw, std::max<size_t>(1, n / 2048));
+    if (nt <= 1) {
+      run(0, n);
+    } else {
+      std::vector<std::thread> pool;
+      const size_t per = (n + nt - 1) / nt;
+      for (size_t t = 0; t < nt; ++t) pool.emplace_back(run, t * per, std::min(n, (t + 1) * per));
+      for (std::thread& th : pool) th.join();
+    }
+  }
+  nb::object f = want_flags ? nb::cast(to_numpy(std::move(flags), {n})) : nb::none();
+  return nb::make_tuple(to_numpy(std::move(d), {n}), f);
+}
+
+// One instruction's factors as the MMA multiplies them, as doubles (golden's decode, exact; NaN and
+// Inf codes give NaN and Inf): element values of A and B, and per element the scale applied to it
+// (HiF4: E6M2 times the element's level bits, as mma_flags applies it). fp4sim.explain_mma sums
+// them exactly with Python's fractions.
+nb::tuple mma_factors_py(In1<uint8_t> a, In1<uint8_t> b, In1<uint32_t> sa, In1<uint32_t> sb, const std::string& kind,
+                         const std::string& elem_a, const std::string& elem_b, const std::string& scale, int block) {
+  MmaKindId kid{};
+  if (!parse_mma_kind(kind, kid)) throw std::invalid_argument("unknown kind '" + kind + "'");
+  const MmaConfig cfg = make_mma_config(kid, elem_named(elem_a), elem_named(elem_b), elem_named(scale), block);
+  const size_t k = a.shape(0), nsc = k / static_cast<size_t>(cfg.block);
+  if (k != static_cast<size_t>(cfg.kind->k) || b.shape(0) != k || sa.shape(0) != nsc || sb.shape(0) != nsc)
+    throw std::invalid_argument("mma_factors: operand shapes do not match one instruction");
+  std::vector<double> va(k), vb(k), vsa(k), vsb(k);
+  auto scale_at = [&](const uint32_t* s, size_t q) {
+    const uint32_t w = s[q / static_cast<size_t>(cfg.block)];
+    if (cfg.kind->scale_word32)
+      return std::ldexp(decode(kE6M2, hif4_e6m2(w)), hif4_level(w, static_cast<int>(q) % cfg.block));
+    return decode(*cfg.scale, w & 0xFFu);
+  };
+  for (size_t q = 0; q < k; ++q) {
+    va[q] = decode(*cfg.elem_a, a.data()[q]);
+    vb[q] = decode(*cfg.elem_b, b.data()[q]);
+    vsa[q] = scale_at(sa.data(), q);
+    vsb[q] = scale_at(sb.data(), q);
+  }
+  return nb::make_tuple(to_numpy(std::move(va), {k}), to_numpy(std::move(vb), {k}), to_numpy(std::move(vsa), {k}),
+                        to_numpy(std::move(vsb), {k}));
 }
 
 nb::dict gemm_py(In2<float> a, In2<float> b, std::optional<In2<float>> c, const std::string& format,
@@ -239,6 +328,8 @@ nb::list mma_kinds_py() {
     nb::dict d;
     d["name"] = std::string(k.name);
     d["k"] = k.k;
+    d["group"] = k.group;
+    d["frac_bits"] = k.frac_bits;
     d["elems"] = names(k.elems);
     d["scales"] = names(k.scales);
     nb::list blocks;
@@ -257,6 +348,7 @@ nb::dict elem_info_py(const std::string& name) {
   nb::dict d;
   d["name"] = std::string(f->name);
   d["bits"] = f->bits;
+  d["emin"] = f->emin();  // smallest normal exponent: MMA-Sim's exponent of a subnormal
   return d;
 }
 
@@ -398,6 +490,13 @@ NB_MODULE(_core, m) {
         "scale"_a, "block"_a, "model"_a, "alpha"_a, "threads"_a);
   m.def("mma", &mma_py<uint32_t>, "a"_a, "b"_a, "sfa"_a, "sfb"_a, "c"_a.none(), "kind"_a, "elem_a"_a, "elem_b"_a,
         "scale"_a, "block"_a, "model"_a, "alpha"_a, "threads"_a);
+  m.def("mma_rows", &mma_rows_py<uint8_t>, "a"_a, "b"_a, "sfa"_a, "sfb"_a, "c"_a, "kind"_a, "elem_a"_a, "elem_b"_a,
+        "scale"_a, "block"_a, "model"_a, "flags"_a, "threads"_a);
+  m.def("mma_rows", &mma_rows_py<uint32_t>, "a"_a, "b"_a, "sfa"_a, "sfb"_a, "c"_a, "kind"_a, "elem_a"_a, "elem_b"_a,
+        "scale"_a, "block"_a, "model"_a, "flags"_a, "threads"_a);
+  m.def("mma_factors", &mma_factors_py, "a"_a, "b"_a, "sfa"_a, "sfb"_a, "kind"_a, "elem_a"_a, "elem_b"_a, "scale"_a,
+        "block"_a);
+  m.def("ulp_distance", &vectors::ulp_distance, "a"_a, "b"_a);
   m.def("gemm", &gemm_py, "a"_a, "b"_a, "c"_a.none(), "format"_a, "model"_a.none(), "rounding"_a, "seed"_a,
         "stream"_a, "scale_rule"_a, "pts"_a, "two_d"_a, "rht"_a, "rht_bf16"_a, "convention"_a, "threads"_a);
 
