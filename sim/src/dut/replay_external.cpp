@@ -160,7 +160,7 @@ class ExecModel final : public InstructionModel {
   }
 
   [[noreturn]] void fail(const std::string& what, const Request& r, size_t request_no) {
-    throw ExternalError("exec model: " + what + " for " + where(r, case_id_, request_no));
+    throw ExternalError("exec model, " + where(r, case_id_, request_no) + ": " + what);
   }
 
   // Writes every request line and reads one answer each, both at once (poll), so that neither
@@ -181,8 +181,6 @@ class ExecModel final : public InstructionModel {
     const int timeout_ms = static_cast<int>(std::min(timeout_s_ * 1000.0, 2.0e9));
     char chunk[65536];
     while (out.size() < reqs.size()) {
-      const Request& next = reqs[out.size()];
-      const size_t next_no = first_no + out.size();
       // Lines already read first.
       size_t nl;
       while (out.size() < reqs.size() && (nl = rbuf_.find('\n')) != std::string::npos) {
@@ -201,6 +199,8 @@ class ExecModel final : public InstructionModel {
         out.push_back(std::move(*a));
       }
       if (out.size() == reqs.size()) break;
+      const Request& next = reqs[out.size()];  // the instruction whose answer is awaited
+      const size_t next_no = first_no + out.size();
       pollfd p[2];
       nfds_t np = 0;
       p[np++] = {rfd_, POLLIN, 0};
@@ -297,8 +297,8 @@ class PluginModel final : public InstructionModel {
       ++sent_;
       const int rc = dot_(r.config, r.a, r.b, r.sa, r.sb, r.c, &out[i].d);
       if (rc != 0)
-        throw ExternalError("plugin " + path_ + ": fp4sim_replay_dot returned " + std::to_string(rc) + " for " +
-                            where(r, case_id_, sent_));
+        throw ExternalError("plugin " + path_ + ", " + where(r, case_id_, sent_) + ": fp4sim_replay_dot returned " +
+                            std::to_string(rc));
     }
     return out;
   }

@@ -43,7 +43,10 @@ void parse_at(const char* s, long w[4]) {
 int answer(const fp4sim_request* r, void* ctx, uint32_t* d, int* flags, const char** why) {
   Options& o = *static_cast<Options*>(ctx);
   ++o.n;
-  if (o.n == o.die_at) std::_Exit(3);
+  if (o.n == o.die_at) {  // a crash after the answers so far were handed over
+    std::fflush(stdout);
+    std::_Exit(3);
+  }
   if (o.n == o.stop_at) {
     std::fflush(stdout);
     std::_Exit(0);
