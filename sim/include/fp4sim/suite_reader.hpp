@@ -574,12 +574,14 @@ std::vector<uint8_t> npy_bytes(const std::vector<T>& values, const std::vector<s
   dict.append((64 - unpadded % 64) % 64, ' ');
   dict += '\n';
   if (dict.size() > 0xFFFF) throw Error("npy: shape " + shape_string(shape) + " makes too long a header");
-  std::vector<uint8_t> out = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, static_cast<uint8_t>(dict.size() & 0xFF),
-                              static_cast<uint8_t>(dict.size() >> 8)};
-  out.insert(out.end(), dict.begin(), dict.end());
-  const size_t at = out.size();
-  out.resize(at + values.size() * sizeof(T));
-  if (!values.empty()) std::memcpy(out.data() + at, values.data(), values.size() * sizeof(T));  // little endian
+  // One allocation of the final size, filled in place (GCC 12 misreads insert() after a braced list).
+  std::vector<uint8_t> out(10 + dict.size() + values.size() * sizeof(T));
+  static const uint8_t kMagic[8] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0};
+  std::memcpy(out.data(), kMagic, 8);
+  out[8] = static_cast<uint8_t>(dict.size() & 0xFF);
+  out[9] = static_cast<uint8_t>(dict.size() >> 8);
+  std::memcpy(out.data() + 10, dict.data(), dict.size());
+  if (!values.empty()) std::memcpy(out.data() + 10 + dict.size(), values.data(), values.size() * sizeof(T));  // little endian
   return out;
 }
 
