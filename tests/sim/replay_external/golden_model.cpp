@@ -1,4 +1,4 @@
-// An exec model for the replay tests (tests/sim/test_replay_external.cpp): answers every request
+// An exec model for the replay tests (tests/sim/replay_external/test_replay_external.cpp): answers every request
 // from fp4sim's golden mma_dot, or misbehaves on purpose where an option says so.
 //   --wrong CASE:M:N:S   D + 1 (one ulp) for that instruction (case number, element, step; decimal)
 //   --die-at R           exit with status 3 when request R (1-based) arrives, without answering it

@@ -1,7 +1,7 @@
 // fp4sim replay --target exec:CMD / plugin:PATH.so (docs/replay-targets.md): the request and answer
 // lines, outside models that agree with golden, are one ulp off on one instruction, die, write
 // garbage, answer too few lines, hang, refuse configurations, and plugins that are broken.
-// The models: tests/sim/replay_models/golden_model.cpp (golden mma_dot, misbehaving on request),
+// The models: tests/sim/replay_external/golden_model.cpp (golden mma_dot, misbehaving on request),
 // test_plugin.c, and the example unit examples/replay_target (C model as exec and plugin).
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <regex>
 #include <string>
 
-#include "cli_harness.hpp"
+#include "../cli_harness.hpp"
 #include "fp4sim/io/lines.hpp"
 #include "fp4sim/io/replay_external.hpp"
 #include "fp4sim/io/vectors.hpp"

@@ -1,8 +1,8 @@
-/* Replay plugins for the tests (tests/sim/test_replay_external.cpp), each built from this file with
+/* Replay plugins for the tests (tests/sim/replay_external/test_replay_external.cpp), each built from this file with
  * one definition: TEST_PLUGIN_NO_DOT (fp4sim_replay_dot missing), TEST_PLUGIN_ABI=2 (another ABI
  * version), TEST_PLUGIN_FAIL (the model's call fails). They refuse every configuration but the
  * dot32_e2m1 one, and compute that with the example's C model. */
-#include "../../../examples/replay_target/dot32_e2m1_model.h"
+#include "dot32_e2m1_model.h"
 #include "fp4sim/replay_plugin.h"
 
 #ifndef TEST_PLUGIN_ABI
