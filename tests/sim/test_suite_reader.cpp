@@ -245,6 +245,91 @@ TEST(SuiteReaderParts, NpyAgreesWithIoParseNpy) {
   }
 }
 
+// The header's .npy writer: every dtype it reads, read back by fp4sim's io::read_npy and by its own
+// reader; header padded so the data starts 64-aligned (the NPY format's rule since NumPy 1.14).
+TEST(SuiteReaderParts, NpyWriterRoundTripsThroughBothReaders) {
+  Dir d("npy_writer");
+  const std::string dir = d.work().string();
+  const std::vector<float> f = {1.0f, -0.0f, std::bit_cast<float>(0x7FFFFFFFu), 3.5f, 1e-40f, -2.0f};
+  const std::vector<uint8_t> u8 = {0, 1, 127, 255, 16};
+  const std::vector<uint16_t> u16 = {0, 65535, 258};
+  const std::vector<uint32_t> u32 = {0xDEADBEEFu, 0u, 1u, 0x7FFFFFFFu};
+  sr::write_npy(dir + "/f.npy", f, {2, 3});
+  sr::write_npy(dir + "/u8.npy", u8, {5});
+  sr::write_npy(dir + "/u16.npy", u16, {1, 3});
+  sr::write_npy(dir + "/u32.npy", u32, {2, 1, 2});
+  sr::write_npy(dir + "/empty.npy", std::vector<float>{}, {0, 4});
+  struct Want {
+    const char* file;
+    fp4sim::io::DType dtype;
+    const char* name;
+    std::vector<size_t> shape;
+    std::vector<uint8_t> bytes;
+  };
+  auto raw = [](const auto& v) {
+    const auto* p = reinterpret_cast<const uint8_t*>(v.data());
+    return std::vector<uint8_t>(p, p + v.size() * sizeof(v[0]));
+  };
+  const Want wants[] = {{"f.npy", fp4sim::io::DType::F32, "float32", {2, 3}, raw(f)},
+                        {"u8.npy", fp4sim::io::DType::U8, "uint8", {5}, raw(u8)},
+                        {"u16.npy", fp4sim::io::DType::U16, "uint16", {1, 3}, raw(u16)},
+                        {"u32.npy", fp4sim::io::DType::U32, "uint32", {2, 1, 2}, raw(u32)},
+                        {"empty.npy", fp4sim::io::DType::F32, "float32", {0, 4}, {}}};
+  for (const Want& w : wants) {
+    const std::string p = dir + "/" + w.file;
+    const fp4sim::io::NpyArray a = fp4sim::io::read_npy(p);
+    EXPECT_EQ(a.dtype, w.dtype) << w.file;
+    EXPECT_EQ(a.shape, w.shape) << w.file;
+    EXPECT_EQ(a.data, w.bytes) << w.file;
+    const sr::Array b = sr::read_npy(p);
+    EXPECT_EQ(b.dtype, w.name) << w.file;
+    EXPECT_EQ(b.shape, w.shape) << w.file;
+    EXPECT_EQ(b.data, w.bytes) << w.file;
+    const std::vector<uint8_t> file = sr::read_file(p);
+    EXPECT_EQ((file.size() - w.bytes.size()) % 64, 0u) << w.file;
+    EXPECT_EQ(file[file.size() - w.bytes.size() - 1], '\n') << w.file;
+  }
+  // Wrong element count, and a path that cannot be written: an error, and nothing left behind.
+  EXPECT_THROW(sr::write_npy(dir + "/bad.npy", f, {4, 2}), sr::Error);
+  EXPECT_THROW(sr::write_npy(dir + "/no/such/dir/x.npy", f, {6}), sr::Error);
+  EXPECT_FALSE(fs::exists(dir + "/bad.npy"));
+  EXPECT_FALSE(fs::exists(dir + "/bad.npy.partial"));
+  EXPECT_EQ(d.entries(), (std::set<std::string>{"empty.npy", "f.npy", "u16.npy", "u32.npy", "u8.npy"}));
+}
+
+// A harness's outputs written with the header's writer are what `fp4sim check` reads: the expected
+// D of every case and model, as a kernel that computed them would save them, checks equal; one bit
+// off in one file fails.
+TEST_F(SuiteReaderTest, CheckAcceptsOutputsWrittenWithTheNpyWriter) {
+  const sr::Suite s(path("corners").string());
+  const std::string res = (*dir_ / "npy_results").string();
+  size_t files = 0;
+  std::string first;
+  for (size_t i = 0; i < s.cases().size(); ++i) {
+    const sr::CaseInfo& c = s.cases()[i];
+    const sr::CaseData d = s.load_case(i);
+    for (const auto& [model, bits] : d.expected) {
+      std::vector<float> out(bits.size());
+      for (size_t e = 0; e < bits.size(); ++e) out[e] = std::bit_cast<float>(bits[e]);
+      const std::string rel = "cases/" + c.id + "/d_" + model + ".npy";
+      fs::create_directories(fs::path(res) / "cases" / c.id);
+      sr::write_npy(res + "/" + rel, out, {c.M, c.N});
+      if (first.empty()) first = rel;
+      ++files;
+    }
+  }
+  fp4sim::test::Result r = dir_->run("check corners --results npy_results --quiet");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find(std::to_string(files) + " result files compared bit for bit"), std::string::npos) << r.out;
+  // One bit flipped in the first file's first element.
+  std::vector<float> v = sr::read_npy(res + "/" + first).values<float>();
+  v[0] = std::bit_cast<float>(std::bit_cast<uint32_t>(v[0]) ^ 1u);
+  const sr::Array a = sr::read_npy(res + "/" + first);
+  sr::write_npy(res + "/" + first, v, a.shape);
+  r = dir_->run("check corners --results npy_results --quiet");
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+}
+
 // The header's JSON value equals nlohmann's, recursively (numbers compared as doubles).
 void expect_same(const sr::Json& a, const nlohmann::ordered_json& b, const std::string& where) {
   switch (a.type()) {

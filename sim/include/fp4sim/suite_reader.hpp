@@ -10,7 +10,7 @@
 //     // d.expected: (model, D bits [M, N]) -> run your kernel, compare bit patterns.
 //   }
 //
-// Also usable piecewise: crc32, parse_npy / read_npy, Json::parse, pack / unpack of nibbles and the
+// Also usable piecewise: crc32, parse_npy / read_npy, npy_bytes / write_npy, Json::parse, pack / unpack of nibbles and the
 // scale atom. Every failure throws fp4sim::suite::Error with one line naming the file.
 // The same checks as fp4sim's own reader (vectors.hpp SuiteReader); tests/sim/test_suite_reader.cpp
 // holds the two against each other.
@@ -530,6 +530,80 @@ inline std::vector<uint8_t> read_file(const std::string& path) {
   return out;
 }
 inline Array read_npy(const std::string& path) { return parse_npy(read_file(path), path); }
+
+// ------------------------------------------------------------------------------------------------
+// Writing .npy (version 1.0, C order, little endian), for a harness that hands its D outputs to
+// `fp4sim check` (docs/vectors.md): float32, uint8, uint16, uint32, the dtypes read above.
+
+namespace detail {
+template <class T>
+struct NpyDescr;
+template <>
+struct NpyDescr<float> {
+  static constexpr const char* value = "<f4";
+};
+template <>
+struct NpyDescr<uint8_t> {
+  static constexpr const char* value = "|u1";
+};
+template <>
+struct NpyDescr<uint16_t> {
+  static constexpr const char* value = "<u2";
+};
+template <>
+struct NpyDescr<uint32_t> {
+  static constexpr const char* value = "<u4";
+};
+}  // namespace detail
+
+// The bytes of a .npy file holding `values` with shape `shape` (their product must be
+// values.size()). The header is padded with spaces and a '\n' so that the data starts on a
+// 64-byte boundary, as NumPy writes it.
+template <class T>
+std::vector<uint8_t> npy_bytes(const std::vector<T>& values, const std::vector<size_t>& shape) {
+  static_assert(sizeof(detail::NpyDescr<T>::value) > 0, "dtypes: float, uint8_t, uint16_t, uint32_t");
+  size_t elems = 1;
+  for (size_t d : shape)
+    if (detail::mul_overflows(elems, d, elems)) throw Error("npy: shape " + shape_string(shape) + " is too large");
+  if (elems != values.size())
+    throw Error("npy: shape " + shape_string(shape) + " holds " + std::to_string(elems) + " elements, given " +
+                std::to_string(values.size()));
+  std::string dict = std::string("{'descr': '") + detail::NpyDescr<T>::value +
+                     "', 'fortran_order': False, 'shape': " + shape_string(shape) + ", }";
+  const size_t unpadded = 10 + dict.size() + 1;  // magic, version, length, dict, '\n'
+  dict.append((64 - unpadded % 64) % 64, ' ');
+  dict += '\n';
+  if (dict.size() > 0xFFFF) throw Error("npy: shape " + shape_string(shape) + " makes too long a header");
+  // One allocation of the final size, filled in place (GCC 12 misreads insert() after a braced list).
+  std::vector<uint8_t> out(10 + dict.size() + values.size() * sizeof(T));
+  static const uint8_t kMagic[8] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0};
+  std::memcpy(out.data(), kMagic, 8);
+  out[8] = static_cast<uint8_t>(dict.size() & 0xFF);
+  out[9] = static_cast<uint8_t>(dict.size() >> 8);
+  std::memcpy(out.data() + 10, dict.data(), dict.size());
+  if (!values.empty()) std::memcpy(out.data() + 10 + dict.size(), values.data(), values.size() * sizeof(T));  // little endian
+  return out;
+}
+
+// Writes the .npy file PATH: to PATH.partial first, renamed into place when complete, so that a
+// failed write leaves no half-written PATH (an existing PATH is replaced). Throws Error("PATH: ...").
+template <class T>
+void write_npy(const std::string& path, const std::vector<T>& values, const std::vector<size_t>& shape) {
+  const std::vector<uint8_t> bytes = npy_bytes(values, shape);
+  const std::string tmp = path + ".partial";
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) throw Error(path + ": cannot write (cannot create " + tmp + ")");
+  const bool wrote = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  const bool closed = std::fclose(f) == 0;
+  if (!wrote || !closed) {
+    std::remove(tmp.c_str());
+    throw Error(path + ": cannot write");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw Error(path + ": cannot write (rename failed)");
+  }
+}
 
 // ------------------------------------------------------------------------------------------------
 // Layouts (SPEC §1, golden's layout.hpp): nibbles row by row, low nibble = even element; the 128x4

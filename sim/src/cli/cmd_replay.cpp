@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "cli/cli.hpp"
+#include "fp4sim/io/replay_external.hpp"
 #include "fp4sim/io/vectors.hpp"
 #include "fp4sim/mma.hpp"
 #if FP4SIM_HAVE_RTL
@@ -21,7 +22,8 @@ namespace {
 namespace fs = std::filesystem;
 namespace po = boost::program_options;
 
-constexpr const char* kUsage = "replay DIR --target NAME [--quiet] [--threads T]   (or --dir DIR)";
+constexpr const char* kUsage =
+    "replay DIR --target NAME|exec:CMD|plugin:PATH.so [--quiet] [--threads T] [--timeout S]   (or --dir DIR)";
 
 // The replay targets. A new device plugs in as one row: a ReplayTarget (vectors.hpp), or a
 // single-instruction dot product wrapped by vectors::make_dot_target.
@@ -97,7 +99,27 @@ const TargetEntry kTargets[] = {
 std::string target_list() {
   std::string s;
   for (const TargetEntry& t : kTargets) s += (s.empty() ? "" : ", ") + std::string(t.name);
-  return s;
+  return s + ", exec:CMD, plugin:PATH.so";
+}
+
+// exec:CMD / plugin:PATH (docs/replay-targets.md): an outside single-instruction model; nullptr for
+// other names.
+std::unique_ptr<dut::ExternalTarget> make_external_target(const std::string& tname, double timeout_s) {
+  try {
+    if (tname.rfind("exec:", 0) == 0) {
+      auto model = dut::make_exec_model(tname.substr(5), timeout_s);
+      std::string name = model->name();
+      return std::make_unique<dut::ExternalTarget>(std::move(name), std::move(model));
+    }
+    if (tname.rfind("plugin:", 0) == 0) {
+      auto model = dut::make_plugin_model(tname.substr(7));
+      std::string name = model->name();
+      return std::make_unique<dut::ExternalTarget>(std::move(name), std::move(model));
+    }
+  } catch (const dut::ExternalError& e) {
+    throw std::runtime_error(std::string("replay: ") + e.what());
+  }
+  return nullptr;
 }
 
 }  // namespace
@@ -117,7 +139,9 @@ int cmd_replay(const Invocation& inv) {
       ("dir", po::value<std::string>()->value_name("DIR"), "suite directory (instead of the leading DIR)")
       ("target", po::value<std::string>()->required()->value_name("NAME"), target_help.c_str())
       ("quiet", po::bool_switch(), "print only cases that did not pass, and the summary")
-      ("threads", po::value<std::string>()->value_name("T"), "worker threads (default 0 = all cores)");
+      ("threads", po::value<std::string>()->value_name("T"), "worker threads (default 0 = all cores)")
+      ("timeout", po::value<std::string>()->value_name("S"),
+       "exec: targets: the longest wait in seconds for the model's next answer line (default 60)");
   po::variables_map vm;
   if (!parse_options(rest, kUsage, od, vm)) return kExitOk;
   if (!dir_arg.empty() && vm.count("dir")) throw UsageError("give the suite directory once (DIR or --dir)");
@@ -127,17 +151,26 @@ int cmd_replay(const Invocation& inv) {
   const TargetEntry* entry = nullptr;
   for (const TargetEntry& t : kTargets)
     if (t.name == tname) entry = &t;
-  if (!entry) throw UsageError("--target: unknown target '" + tname + "' (expected one of: " + target_list() + ")");
+  const bool external = tname.rfind("exec:", 0) == 0 || tname.rfind("plugin:", 0) == 0;
+  if (!entry && !external)
+    throw UsageError("--target: unknown target '" + tname + "' (expected one of: " + target_list() + ")");
   const unsigned threads =
       vm.count("threads") ? static_cast<unsigned>(parse_uint("threads", vm["threads"].as<std::string>(), 0, 1024)) : 0;
+  const double timeout_s =
+      vm.count("timeout") ? static_cast<double>(parse_uint("timeout", vm["timeout"].as<std::string>(), 1, 86400)) : 60.0;
+  if (vm.count("timeout") && tname.rfind("exec:", 0) != 0) throw UsageError("--timeout applies to exec: targets only");
   const bool quiet = vm["quiet"].as<bool>();
 
   const vectors::SuiteReader reader(dir);  // throws IoError naming manifest.json
-  std::unique_ptr<vectors::ReplayTarget> target = entry->make(threads);
+  std::unique_ptr<dut::ExternalTarget> ext = external ? make_external_target(tname, timeout_s) : nullptr;
+  std::unique_ptr<vectors::ReplayTarget> target = ext ? std::move(ext) : entry->make(threads);
+  auto* outside = dynamic_cast<dut::ExternalTarget*>(target.get());
   // Skipped cases are summed up by reason at the end: a target that cannot run (no GPU) has one reason
   // for every case, printed once.
   std::vector<std::pair<std::string, size_t>> skip_reasons;
-  const vectors::ReplayReport rep = vectors::replay_suite(reader, *target, [&](const vectors::CaseReport& r) {
+  auto on_case = [&](const vectors::CaseReport& r) {
+    // An outside model that died or spoke out of turn cannot be asked the next case: stop here.
+    if (outside && !outside->fatal().empty()) throw std::runtime_error("replay: " + outside->fatal());
     if (r.status == vectors::CaseReport::Skipped) {
       std::vector<std::string> seen;
       for (const vectors::ModelCheck& c : r.checks) {
@@ -151,8 +184,19 @@ int cmd_replay(const Invocation& inv) {
     }
     if (quiet && r.status == vectors::CaseReport::Pass) return;
     for (const std::string& l : vectors::format_case_report(r)) std::cout << l << "\n";
+    if (outside)
+      for (const vectors::ModelCheck& c : r.checks)
+        if (c.mismatches)
+          for (const std::string& l : outside->explain(r.id, c.model))
+            std::cout << "      " << model_name(c.model) << ": " << l << "\n";
     std::cout.flush();
-  });
+  };
+  vectors::ReplayReport rep;
+  try {
+    rep = vectors::replay_suite(reader, *target, on_case);
+  } catch (const dut::ExternalError& e) {  // from cannot_run's first question of a configuration
+    throw std::runtime_error(std::string("replay: ") + e.what());
+  }
   for (const auto& [why, n] : skip_reasons)
     std::cout << "SKIP  " << n << (n == 1 ? " case: " : " cases: ") << why << "\n";
   std::cout << "replay " << dir.string() << " on " << target->name() << ": " << rep.cases.size() << " cases, "
