@@ -27,6 +27,8 @@ import os
 import warnings
 from typing import Any
 
+import math
+
 import numpy as np
 
 from . import _core
@@ -36,7 +38,7 @@ __version__ = _core.__version__
 
 __all__ = [
     "quantize", "dequantize", "Quantized", "pack_nibbles", "unpack_nibbles", "scales_to_atom",
-    "scales_from_atom", "mma", "mma_rows", "MmaRows", "explain_mma", "gemm", "GemmResult", "load_suite", "check",
+    "scales_from_atom", "mma", "mma_numerics", "mma_rows", "MmaRows", "explain_mma", "gemm", "GemmResult", "load_suite", "check",
     "Suite", "Case", "Operand",
     "SuiteError", "result_path", "save_result", "vectors", "vectors_from", "SUITES", "FORMATS", "KINDS", "ml_dtype",
 ]
@@ -560,17 +562,55 @@ def _mma_setup(kind, block, scale_type, elem, elem_a, elem_b, model, a, b, sfa, 
     return k, ea, eb, st, blk_eff, m, a, b, sfa, sfb
 
 
+def _numerics_spec(numerics) -> str:
+    """numerics= as `fp4sim mma --numerics` takes it: "key=value,..." or a dict (True/False -> yes/no)."""
+    if numerics is None:
+        return ""
+    if isinstance(numerics, str):
+        return numerics
+    if isinstance(numerics, dict):
+        def val(v):
+            return ("yes" if v else "no") if isinstance(v, bool) else str(v)
+        return ",".join(f"{k}={val(v)}" for k, v in numerics.items())
+    raise TypeError(f"numerics: expected a 'key=value,...' string or a dict, got {type(numerics).__name__}")
+
+
+def mma_numerics(kind: str = "mxf4nvf4", model: str | None = None, numerics=None, block: int | None = None,
+             scale_type: str | None = None, elem: str | None = None, elem_a: str | None = None,
+             elem_b: str | None = None) -> dict[str, str]:
+    """The parameters golden runs for `kind` under `model` (default: the kind's hardware model) with
+    `numerics` ("key=value,..." or a dict) changed — docs/numerics.md, "Numerics a designer can set".
+    Returns every parameter as a dict of strings, e.g. mma_numerics("mxf8f6f4")["frac_bits"] == "25"."""
+    k, ea, eb, st, blk, m, *_ = _mma_setup(kind, block, scale_type, elem, elem_a, elem_b, model,
+                                           np.zeros((1, 1), np.uint8), np.zeros((1, 1), np.uint8),
+                                           np.zeros((1, 1), np.uint8), np.zeros((1, 1), np.uint8))
+    try:
+        spec = _core.resolve_numerics(kind, ea, eb, st, blk, m, _numerics_spec(numerics))
+    except ValueError as e:
+        raise ValueError(f"--numerics: {e}") from None
+    return dict(kv.split("=", 1) for kv in spec.split(","))
+
+
 def mma(a, b, sfa, sfb, c=None, kind: str = "mxf4nvf4", block: int | None = None, scale_type: str | None = None,
         elem: str | None = None, elem_a: str | None = None, elem_b: str | None = None, model: str | None = None,
-        alpha: float = 1.0, threads: int = 0) -> np.ndarray:
+        alpha: float = 1.0, threads: int = 0, numerics=None) -> np.ndarray:
     """`fp4sim mma`: D [M, N] float32 = alpha * (C + A . B^T) from element codes A [M, K], B [N, K]
     (K-major, unpacked, uint8 or ml_dtypes), scale codes SFA [M, K/block], SFB [N, K/block] (uint8,
     float8_e8m0fnu / float8_e4m3fn, or uint32 words for hif4) and C [M, N] (float32, or uint32
     FP32 bit patterns; default +0). Element and scale types not given are taken from ml_dtypes
     arrays, else the kind's defaults. alpha (not a CLI option) is the one FP32 multiply of the
-    suites' epilogue; 1 leaves D as is."""
+    suites' epilogue; 1 leaves D as is. numerics ("key=value,..." or a dict, `--numerics`) changes
+    the model's parameters: a variant datapath (docs/numerics.md)."""
     k, ea, eb, st, blk_eff, m, a, b, sfa, sfb = _mma_setup(kind, block, scale_type, elem, elem_a, elem_b, model,
                                                            a, b, sfa, sfb)
+    spec = _numerics_spec(numerics)
+    nk = 0
+    if spec:
+        try:
+            nk = int(dict(kv.split("=", 1) for kv in _core.resolve_numerics(kind, ea, eb, st, blk_eff, m, spec)
+                          .split(","))["k"])
+        except ValueError as e:
+            raise ValueError(f"--numerics: {e}") from None
     nthreads = _threads(threads)
 
     # The CLI's order: A (dtype, rank), B, sizes, K, then SA, SB, C, the code widths.
@@ -579,11 +619,16 @@ def mma(a, b, sfa, sfb, c=None, kind: str = "mxf4nvf4", block: int | None = None
     B, _ = _codes_input(b, "b", elem=eb)
     _matrix(B, "b", "B")
     M, K, N = _gemm_sizes(A, B)
-    per_instruction = m in ("blackwell", "ascend-hif4")
-    step = k["k"] if per_instruction else blk_eff
-    if K % step:
-        what = "the instruction K of" if per_instruction else "the block of"
-        raise ValueError(f"a: K = {K} is not a multiple of {step} ({what} {kind})")
+    if spec:
+        step = math.lcm(blk_eff, nk) if nk else blk_eff
+        if K % step:
+            raise ValueError(f"a: K = {K} is not a multiple of {step} (the block {blk_eff} and --numerics k={nk})")
+    else:
+        per_instruction = m in ("blackwell", "ascend-hif4")
+        step = k["k"] if per_instruction else blk_eff
+        if K % step:
+            what = "the instruction K of" if per_instruction else "the block of"
+            raise ValueError(f"a: K = {K} is not a multiple of {step} ({what} {kind})")
     nblk = K // blk_eff
     SA, _ = _scales_input(sfa, "sfa", k["scale_word32"], "SA")
     _matrix(SA, "sfa", "SA")
@@ -595,7 +640,7 @@ def mma(a, b, sfa, sfb, c=None, kind: str = "mxf4nvf4", block: int | None = None
     C = _c_input(c, M, N, rank_first=True, bits_ok=True)
     _check_code_width(A, "a", int(_core.elem_info(ea)["bits"]), ea)
     _check_code_width(B, "b", int(_core.elem_info(eb)["bits"]), eb)
-    return _core.mma(A, B, SA, SB, C, kind, ea, eb, st, blk_eff, m, float(np.float32(alpha)), nthreads)
+    return _core.mma(A, B, SA, SB, C, kind, ea, eb, st, blk_eff, m, spec, float(np.float32(alpha)), nthreads)
 
 
 class GemmResult:

@@ -15,8 +15,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import (KINDS, _check_code_width, _codes_input, _core, _dtype_name, _is_torch, _mma_setup, _numpy,
-               _scales_input, _shape, _threads)
+from . import (KINDS, _check_code_width, _codes_input, _core, _dtype_name, _is_torch, _mma_setup, _numerics_spec,
+               _numpy, _scales_input, _shape, _threads)
 
 # SoftFloat's flag bits (golden's MmaFlag).
 FLAG_NAMES = ((0x10, "invalid"), (0x04, "overflow"), (0x02, "underflow"), (0x01, "inexact"))
@@ -75,7 +75,7 @@ def _rows_inputs(a, b, sfa, sfb, kind, block, scale_type, elem, elem_a, elem_b, 
 def mma_rows(a, b, sfa, sfb, c=None, kind: str = "mxf4nvf4", block: int | None = None,
              scale_type: str | None = None, elem: str | None = None, elem_a: str | None = None,
              elem_b: str | None = None, model: str | None = None, flags: bool = True,
-             threads: int = 0) -> MmaRows:
+             threads: int = 0, numerics=None) -> MmaRows:
     """N independent instructions in one call: instruction i is D[i] = C[i] + A[i] . B[i] with
     SFA[i], SFB[i] — element codes A, B [N, K] (K = the kind's instruction K, unpacked, uint8 or
     ml_dtypes), scale codes SFA, SFB [N, K/block] (uint8 / ml_dtypes, uint32 words for hif4), C [N]
@@ -85,7 +85,13 @@ def mma_rows(a, b, sfa, sfb, c=None, kind: str = "mxf4nvf4", block: int | None =
     k, ea, eb, st, blk, m, A, B, SA, SB = _rows_inputs(a, b, sfa, sfb, kind, block, scale_type, elem, elem_a,
                                                        elem_b, model)
     C = _c_bits_rows(c, A.shape[0])
-    d, f = _core.mma_rows(A, B, SA, SB, C, kind, ea, eb, st, blk, m, bool(flags), _threads(threads))
+    try:
+        d, f = _core.mma_rows(A, B, SA, SB, C, kind, ea, eb, st, blk, m, _numerics_spec(numerics), bool(flags),
+                              _threads(threads))
+    except ValueError as e:
+        if str(e).startswith("numerics"):
+            raise ValueError(f"--numerics: {e}") from None
+        raise
     return MmaRows(d, f)
 
 
@@ -246,7 +252,7 @@ def explain_mma(a, b, sfa, sfb, c=0, got=None, kind: str = "mxf4nvf4", block: in
         row(sfb, np.uint32 if word32 else np.uint8), kind, block, scale_type, elem, elem_a, elem_b, model)
     cb = _c_scalar(c)
     gb = None if got is None else _c_scalar(got)
-    d, f = _core.mma_rows(A, B, SA, SB, np.array([cb], dtype=np.uint32), kind, ea, eb, st, blk, m, True, 1)
+    d, f = _core.mma_rows(A, B, SA, SB, np.array([cb], dtype=np.uint32), kind, ea, eb, st, blk, m, "", True, 1)
     exp_bits, flags = int(d[0]), int(f[0])
     sa32, sb32 = SA[0].astype(np.uint32), SB[0].astype(np.uint32)
     va, vb, vsa, vsb = (x.tolist() for x in _core.mma_factors(A[0], B[0], sa32, sb32, kind, ea, eb, st, blk))

@@ -149,15 +149,22 @@ Out<float> dequantize_py(In2<uint8_t> codes, In2<S> scales, const std::string& f
   return to_numpy(std::move(d), {q.rows, q.cols});
 }
 
-// A kind configuration with `model` (validated: golden's messages as ValueError).
+// A kind configuration with `model` (validated: golden's messages as ValueError); a non-empty
+// `numerics` ("key=value,...") changes the model's parameters (Model::Custom, docs/numerics.md).
 MmaConfig mma_config_of(const std::string& kind, const std::string& elem_a, const std::string& elem_b,
-                        const std::string& scale, int block, const std::string& model) {
+                        const std::string& scale, int block, const std::string& model, const std::string& numerics) {
   MmaKindId kid{};
   if (!parse_mma_kind(kind, kid)) throw std::invalid_argument("unknown kind '" + kind + "'");
   MmaConfig cfg = make_mma_config(kid, elem_named(elem_a), elem_named(elem_b), elem_named(scale), block);
   const Model m = model_of(model);
   validate_mma_config(cfg, m);
   cfg.model = m;
+  if (!numerics.empty()) {
+    cfg.numerics = preset_numerics(cfg, m);
+    parse_numerics(numerics, cfg.numerics);
+    cfg.model = Model::Custom;
+    validate_mma_config(cfg, cfg.model);
+  }
   return cfg;
 }
 
@@ -166,8 +173,9 @@ MmaConfig mma_config_of(const std::string& kind, const std::string& elem_a, cons
 template <class S>
 Out<float> mma_py(In2<uint8_t> a, In2<uint8_t> b, In2<S> sa, In2<S> sb, std::optional<In2<float>> c,
                   const std::string& kind, const std::string& elem_a, const std::string& elem_b,
-                  const std::string& scale, int block, const std::string& model, float alpha, unsigned threads) {
-  const MmaConfig cfg = mma_config_of(kind, elem_a, elem_b, scale, block, model);
+                  const std::string& scale, int block, const std::string& model, const std::string& numerics,
+                  float alpha, unsigned threads) {
+  const MmaConfig cfg = mma_config_of(kind, elem_a, elem_b, scale, block, model, numerics);
   const size_t M = a.shape(0), K = a.shape(1), N = b.shape(0);
   std::span<const float> cs;
   if (c) cs = span_of(*c);
@@ -186,9 +194,9 @@ Out<float> mma_py(In2<uint8_t> a, In2<uint8_t> b, In2<S> sa, In2<S> sb, std::opt
 template <class S>
 nb::tuple mma_rows_py(In2<uint8_t> a, In2<uint8_t> b, In2<S> sa, In2<S> sb, In1<uint32_t> c,
                       const std::string& kind, const std::string& elem_a, const std::string& elem_b,
-                      const std::string& scale, int block, const std::string& model, bool want_flags,
-                      unsigned threads) {
-  const MmaConfig cfg = mma_config_of(kind, elem_a, elem_b, scale, block, model);
+                      const std::string& scale, int block, const std::string& model, const std::string& numerics,
+                      bool want_flags, unsigned threads) {
+  const MmaConfig cfg = mma_config_of(kind, elem_a, elem_b, scale, block, model, numerics);
   const size_t n = a.shape(0), k = a.shape(1), nsc = sa.shape(1);
   // Python checks the shapes with the API's messages; this guards the raw buffers all the same.
   if (k != static_cast<size_t>(cfg.kind->k) || nsc != k / static_cast<size_t>(cfg.block) || b.shape(0) != n ||
@@ -487,13 +495,20 @@ NB_MODULE(_core, m) {
   m.def("dequantize", &dequantize_py<uint8_t>, "codes"_a, "scales"_a, "format"_a, "global_scale"_a, "convention"_a);
   m.def("dequantize", &dequantize_py<uint32_t>, "codes"_a, "scales"_a, "format"_a, "global_scale"_a, "convention"_a);
   m.def("mma", &mma_py<uint8_t>, "a"_a, "b"_a, "sfa"_a, "sfb"_a, "c"_a.none(), "kind"_a, "elem_a"_a, "elem_b"_a,
-        "scale"_a, "block"_a, "model"_a, "alpha"_a, "threads"_a);
+        "scale"_a, "block"_a, "model"_a, "numerics"_a, "alpha"_a, "threads"_a);
   m.def("mma", &mma_py<uint32_t>, "a"_a, "b"_a, "sfa"_a, "sfb"_a, "c"_a.none(), "kind"_a, "elem_a"_a, "elem_b"_a,
-        "scale"_a, "block"_a, "model"_a, "alpha"_a, "threads"_a);
+        "scale"_a, "block"_a, "model"_a, "numerics"_a, "alpha"_a, "threads"_a);
   m.def("mma_rows", &mma_rows_py<uint8_t>, "a"_a, "b"_a, "sfa"_a, "sfb"_a, "c"_a, "kind"_a, "elem_a"_a, "elem_b"_a,
-        "scale"_a, "block"_a, "model"_a, "flags"_a, "threads"_a);
+        "scale"_a, "block"_a, "model"_a, "numerics"_a, "flags"_a, "threads"_a);
   m.def("mma_rows", &mma_rows_py<uint32_t>, "a"_a, "b"_a, "sfa"_a, "sfb"_a, "c"_a, "kind"_a, "elem_a"_a, "elem_b"_a,
-        "scale"_a, "block"_a, "model"_a, "flags"_a, "threads"_a);
+        "scale"_a, "block"_a, "model"_a, "numerics"_a, "flags"_a, "threads"_a);
+  // Every parameter of `model` changed by `numerics`, as format_numerics writes them.
+  m.def("resolve_numerics",
+        [](const std::string& kind, const std::string& elem_a, const std::string& elem_b, const std::string& scale,
+           int block, const std::string& model, const std::string& numerics) {
+          MmaConfig cfg = mma_config_of(kind, elem_a, elem_b, scale, block, model, numerics);
+          return format_numerics(cfg.model == Model::Custom ? cfg.numerics : preset_numerics(cfg, cfg.model));
+        });
   m.def("mma_factors", &mma_factors_py, "a"_a, "b"_a, "sfa"_a, "sfb"_a, "kind"_a, "elem_a"_a, "elem_b"_a, "scale"_a,
         "block"_a);
   m.def("ulp_distance", &vectors::ulp_distance, "a"_a, "b"_a);
