@@ -105,23 +105,6 @@ Json json_line(std::string_view text, std::string_view name, size_t ln) {
   return j;
 }
 
-// Hex digits (an optional 0x) to bits; false unless the value fits in `bits`.
-bool parse_hex(std::string_view s, uint64_t& out, int bits) {
-  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) s.remove_prefix(2);
-  if (s.empty()) return false;
-  uint64_t v = 0;
-  for (char ch : s) {
-    int d;
-    if (ch >= '0' && ch <= '9') d = ch - '0';
-    else if (ch >= 'a' && ch <= 'f') d = ch - 'a' + 10;
-    else if (ch >= 'A' && ch <= 'F') d = ch - 'A' + 10;
-    else return false;
-    if (v >> (bits - 4)) return false;  // another digit would overflow `bits`
-    v = v << 4 | static_cast<uint64_t>(d);
-  }
-  out = v;
-  return bits == 64 || v >> bits == 0;
-}
 
 // A packed hex word of `count` fields of `digits` digits each (most significant first).
 template <class T>
@@ -217,6 +200,23 @@ std::vector<T> json_codes(const Json& j, const char* key, size_t count, std::str
 }
 
 }  // namespace
+
+bool parse_hex(std::string_view s, uint64_t& out, int bits) {
+  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) s.remove_prefix(2);
+  if (s.empty()) return false;
+  uint64_t v = 0;
+  for (char ch : s) {
+    int d;
+    if (ch >= '0' && ch <= '9') d = ch - '0';
+    else if (ch >= 'a' && ch <= 'f') d = ch - 'a' + 10;
+    else if (ch >= 'A' && ch <= 'F') d = ch - 'A' + 10;
+    else return false;
+    if (v >> (bits - 4)) return false;  // another digit would overflow `bits`
+    v = v << 4 | static_cast<uint64_t>(d);
+  }
+  out = v;
+  return bits == 64 || v >> bits == 0;
+}
 
 std::string_view line_format_name(LineFormat f) {
   switch (f) {

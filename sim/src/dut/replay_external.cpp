@@ -45,19 +45,12 @@ void put_packed(std::string& out, const T* v, size_t n, int digits) {
   for (size_t i = n; i-- > 0;) put_hex(out, v[i], digits);
 }
 
+// At most max_digits hex digits (an optional 0x).
 bool hex_value(std::string_view s, int max_digits, uint32_t& out) {
-  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) s.remove_prefix(2);
-  if (s.empty() || s.size() > static_cast<size_t>(max_digits)) return false;
-  uint32_t v = 0;
-  for (char ch : s) {
-    int d;
-    if (ch >= '0' && ch <= '9') d = ch - '0';
-    else if (ch >= 'a' && ch <= 'f') d = ch - 'a' + 10;
-    else if (ch >= 'A' && ch <= 'F') d = ch - 'A' + 10;
-    else return false;
-    v = v << 4 | static_cast<uint32_t>(d);
-  }
-  out = v;
+  uint64_t v = 0;
+  const size_t digits = s.size() - (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') ? 2 : 0);
+  if (digits > static_cast<size_t>(max_digits) || !lines::parse_hex(s, v, 4 * max_digits)) return false;
+  out = static_cast<uint32_t>(v);
   return true;
 }
 
@@ -412,15 +405,8 @@ ExternalTarget::ExternalTarget(std::string name, std::unique_ptr<InstructionMode
 
 std::string ExternalTarget::cannot_run(const vectors::VectorCase& c, Model m) const {
   if (!vectors::chained_model(m) && m != Model::Exact) return name_ + " does not offer model " + std::string(model_name(m));
-  try {
-    validate_mma_config(c.cfg, m);
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
+  if (std::string why = vectors::instruction_cannot_run(c, m); !why.empty()) return why;
   const size_t kI = static_cast<size_t>(c.cfg.kind->k);
-  if (c.K % kI != 0) return "K = " + std::to_string(c.K) + " is not a multiple of the instruction K";
-  if (m == Model::Exact && c.K != kI)
-    return "exact rounds once over K = " + std::to_string(c.K) + "; a single-instruction model rounds per instruction";
   MmaConfig cfg = c.cfg;
   cfg.model = m;
   const uint32_t word = lines::config_word(cfg);

@@ -1314,6 +1314,19 @@ LoadedCase SuiteReader::load(size_t i) const {
 // ---------------------------------------------------------------------------------------------
 // Targets and replay
 
+std::string instruction_cannot_run(const VectorCase& c, Model m) {
+  try {
+    validate_mma_config(c.cfg, m);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  const size_t kI = static_cast<size_t>(c.cfg.kind->k);
+  if (c.K % kI != 0) return "K = " + std::to_string(c.K) + " is not a multiple of the instruction K";
+  if (m == Model::Exact && c.K != kI)
+    return "exact rounds once over K = " + std::to_string(c.K) + "; a single-instruction unit rounds per instruction";
+  return {};
+}
+
 namespace {
 
 class GoldenTarget final : public ReplayTarget {
@@ -1348,15 +1361,7 @@ class DotTarget final : public ReplayTarget {
   std::string cannot_run(const VectorCase& c, Model m) const override {
     if (std::find(models_.begin(), models_.end(), m) == models_.end())
       return name_ + " does not offer model " + std::string(model_name(m));
-    try {
-      validate_mma_config(c.cfg, m);
-    } catch (const std::invalid_argument& e) {
-      return e.what();
-    }
-    const size_t kI = static_cast<size_t>(c.cfg.kind->k);
-    if (c.K % kI != 0) return "K = " + std::to_string(c.K) + " is not a multiple of the instruction K";
-    if (m == Model::Exact && c.K != kI)
-      return "exact rounds once over K = " + std::to_string(c.K) + "; a single-instruction unit rounds per instruction";
+    if (std::string why = instruction_cannot_run(c, m); !why.empty()) return why;
     if (supports_) return supports_(c.cfg);
     return {};
   }

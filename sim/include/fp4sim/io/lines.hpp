@@ -38,6 +38,10 @@ uint8_t instruction_flags(const MmaConfig& cfg, const uint8_t* a, const uint8_t*
 // (0 ue8m0, 1 ue4m3, 2 e6m2), 11:0 block size. Printed in hex it reads 12001010 = mxf4nvf4,
 // blackwell, e2m1 x e2m1, ue4m3 / 16.
 uint32_t config_word(const MmaConfig& cfg);
+
+// Hex digits (an optional 0x) to out; false unless every character is a hex digit and the value fits
+// in `bits` (leading zeros allowed). The line readers' and the replay targets' one hex parser.
+bool parse_hex(std::string_view s, uint64_t& out, int bits);
 // Throws std::invalid_argument for a word that names no valid configuration.
 MmaConfig config_from_word(uint32_t w);
 

@@ -186,6 +186,11 @@ using DotFn = std::function<uint32_t(const MmaConfig& cfg, const uint8_t* a, con
 // them) and applies the epilogue RN(alpha * acc) with NaN made canonical. It offers the models in
 // `models`; `exact` only for cases of a single instruction (gemm rounds it once over the whole K).
 // `supports` (optional) returns why a configuration cannot run, or "".
+// Why a single-instruction target cannot run case c under model m (empty: it can): the kind
+// configuration under m, K a multiple of the instruction K, and exact only on one instruction.
+// make_dot_target's and the outside models' (exec:, plugin:) targets share it.
+std::string instruction_cannot_run(const VectorCase& c, Model m);
+
 std::unique_ptr<ReplayTarget> make_dot_target(std::string name, std::vector<Model> models, DotFn dot,
                                               std::function<std::string(const MmaConfig&)> supports = {});
 
