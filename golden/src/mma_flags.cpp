@@ -14,9 +14,10 @@ namespace fp4sim {
 namespace {
 
 // Scale of element q as the MMA applies it; HiF4: E6M2 times the element's level bits.
-double scale_of(const MmaConfig& cfg, const uint32_t* s, int q) {
-  const uint32_t w = s[q / cfg.block];
-  if (cfg.kind->scale_word32) return std::ldexp(decode(kE6M2, hif4_e6m2(w)), hif4_level(w, q % cfg.block));
+double scale_of(const MmaConfig& cfg, const uint32_t* s, size_t q) {
+  const size_t blk = static_cast<size_t>(cfg.block);
+  const uint32_t w = s[q / blk];
+  if (cfg.kind->scale_word32) return std::ldexp(decode(kE6M2, hif4_e6m2(w)), hif4_level(w, static_cast<int>(q % blk)));
   return decode(*cfg.scale, w & 0xFFu);  // UE4M3: decode ignores the sign bit, as the MMA does
 }
 
@@ -24,9 +25,13 @@ double scale_of(const MmaConfig& cfg, const uint32_t* s, int q) {
 
 uint8_t mma_flags(const MmaConfig& cfg, const uint8_t* a, const uint8_t* b, const uint32_t* sfa,
                   const uint32_t* sfb, uint32_t c, uint32_t d) {
-  const int K = cfg.kind->k;
+  return mma_flags_k(cfg, static_cast<size_t>(cfg.kind->k), a, b, sfa, sfb, c, d);
+}
+
+uint8_t mma_flags_k(const MmaConfig& cfg, size_t K, const uint8_t* a, const uint8_t* b, const uint32_t* sfa,
+                    const uint32_t* sfb, uint32_t c, uint32_t d) {
   bool nan_op = is_nan_bits(c), inf_op = is_inf_bits(c);
-  for (int q = 0; q < K; ++q)
+  for (size_t q = 0; q < K; ++q)
     for (double v : {decode(*cfg.elem_a, a[q]), decode(*cfg.elem_b, b[q]), scale_of(cfg, sfa, q), scale_of(cfg, sfb, q)}) {
       nan_op = nan_op || std::isnan(v);
       inf_op = inf_op || std::isinf(v);
@@ -39,7 +44,7 @@ uint8_t mma_flags(const MmaConfig& cfg, const uint8_t* a, const uint8_t* b, cons
   // within +-300, so it is exact in a double and its 32-bit significand exact in an int64.
   ExactDotSum s;
   s.clear();
-  for (int q = 0; q < K; ++q) {
+  for (size_t q = 0; q < K; ++q) {
     const double p = decode(*cfg.elem_a, a[q]) * decode(*cfg.elem_b, b[q]) * scale_of(cfg, sfa, q) * scale_of(cfg, sfb, q);
     if (p == 0) continue;
     int e = 0;

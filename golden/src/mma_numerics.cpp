@@ -177,13 +177,15 @@ int bitlen(u128 v) {
   return hi ? 128 - clz64(hi) : (lo ? 64 - clz64(lo) : 0);
 }
 
-// Terms and C are kept far below this, so that a sum of up to 2^20 of them cannot overflow i128.
-constexpr int kMaxBits = 100;
+// The widest fixed-point term: 64 fraction bits below the alignment exponent plus what a group can
+// hold above it (align=scale: 64 E5M2 products of 2^31.6 times two scale significands, < 2^40).
+// Window sums are checked for i128 overflow as they are formed.
+constexpr int kMaxBits = 110;
 
 [[noreturn]] void out_of_range() {
   // Unreachable for every format and parameter validate_numerics admits (docs/numerics.md gives
   // the bounds); a loud error, never a wrong bit.
-  throw std::logic_error("numerics: an intermediate value left the engine's 100-bit range");
+  throw std::logic_error("numerics: an intermediate value left the engine's 110-bit range");
 }
 
 // An exact value (-1)^neg * mag * 2^e, or a special. zneg: the sign a zero value carries.
@@ -245,8 +247,10 @@ Val of_double(double x) {  // x exact in a double (a product of two floats or of
   else if (x != 0) {
     int e = 0;
     const double fr = std::frexp(std::fabs(x), &e);
-    v.mag = static_cast<uint64_t>(std::ldexp(fr, 53));
-    v.e = e - 53;
+    uint64_t m = static_cast<uint64_t>(std::ldexp(fr, 53));
+    const int tz = __builtin_ctzll(m);  // only the significant bits: group sums stay narrow
+    v.mag = m >> tz;
+    v.e = e - 53 + tz;
   }
   return v;
 }
@@ -344,7 +348,7 @@ struct Engine {
       if (ps[i].mag == 0) continue;
       if (bitlen(ps[i].mag) + (ps[i].e - emin) > kMaxBits) out_of_range();
       const i128 m = static_cast<i128>(ps[i].mag << (ps[i].e - emin));
-      s += ps[i].neg ? -m : m;
+      s += ps[i].neg ? -m : m;  // at most 64 terms below 2^110: no overflow
     }
     t.v.neg = s < 0;
     t.v.mag = static_cast<u128>(s < 0 ? -s : s);
@@ -431,8 +435,11 @@ struct Engine {
       const int lsb = max_e - n.frac_bits;
       const bool term_rn = n.term_round == Numerics::Round::Rne;
       i128 sum = 0;
-      for (const Term& t : terms) sum += fix(t.v, lsb, term_rn);
-      if (c_in) sum += fix(of_fp32(cbits), lsb, term_rn);
+      auto add = [&](i128 q) {
+        if (__builtin_add_overflow(sum, q, &sum)) out_of_range();
+      };
+      for (const Term& t : terms) add(fix(t.v, lsb, term_rn));
+      if (c_in) add(fix(of_fp32(cbits), lsb, term_rn));
       d = sum == 0 ? zero_of(n, all_neg_zero)
                    : to_fp32(sum < 0, static_cast<u128>(sum < 0 ? -sum : sum), lsb, out_rn);
     }

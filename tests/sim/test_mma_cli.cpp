@@ -239,6 +239,34 @@ TEST(CliMma, NumericsSetByTheDesigner) {
   }
 }
 
+// --flags: D[0, 0] is the WindowCase (4096 + 2^-9 against the exact 4096 + 1.5 * 2^-9: inexact,
+// 01; with frac_bits=26 D is exact: 00). D[1, 0] = 448 * 2^127 (A row 1: 448, scale 2^127) times 256
+// (B's first element, scale 1) = 2^143.8: no Inf operand, D = +Inf: overflow and inexact, 05.
+TEST(CliMma, FlagsOfEachOutput) {
+  Dir d("mma_cli");
+  std::vector<uint8_t> a(64, 0), b(32, 0);
+  a[0] = 0x78, a[1] = 0xF7, a[2] = 0x0C;
+  a[32] = 0x7E;
+  b[0] = 0x78, b[1] = 0x78, b[2] = 0x20;
+  save<uint8_t>(d / "a.npy", {2, 32}, a);
+  save<uint8_t>(d / "b.npy", {1, 32}, b);
+  save<uint8_t>(d / "sa.npy", {2, 1}, {127, 254});
+  save<uint8_t>(d / "sb.npy", {1, 1}, {127});
+  const std::string base = std::string("mma --kind mxf8f6f4 --elem e4m3") + kOperandArgs + " --out d.npy --flags f.npy --force";
+  Result r = d.run(base);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(io::read_npy(d / "f.npy").values<uint8_t>(), (std::vector<uint8_t>{0x01, 0x05}));
+  EXPECT_EQ(io::read_npy(d / "d.npy").values<float>()[1], INFINITY);
+  r = d.run(base + " --numerics frac_bits=26");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(io::read_npy(d / "f.npy").values<uint8_t>(), (std::vector<uint8_t>{0x00, 0x05}));
+  // Both outputs or neither: an existing flags file without --force stops the run before any work.
+  fs::remove(d / "d.npy");
+  r = d.run(std::string("mma --kind mxf8f6f4 --elem e4m3") + kOperandArgs + " --out d.npy --flags f.npy");
+  EXPECT_NE(r.code, 0);
+  EXPECT_FALSE(fs::exists(d / "d.npy"));
+}
+
 TEST(CliMma, BadInputsFailWithOneLine) {
   Dir d("mma_cli");
   const Operands o = random_operands(make_mma_config(MmaKindId::Mxf4), 2, 3, 2, 9);

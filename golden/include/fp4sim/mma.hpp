@@ -143,6 +143,11 @@ uint32_t mma_dot(const MmaConfig& cfg, const uint8_t* a_codes, const uint8_t* b_
 enum MmaFlag : uint8_t { kMmaInexact = 0x01, kMmaUnderflow = 0x02, kMmaOverflow = 0x04, kMmaInvalid = 0x10 };
 uint8_t mma_flags(const MmaConfig& cfg, const uint8_t* a_codes, const uint8_t* b_codes, const uint32_t* sfa,
                   const uint32_t* sfb, uint32_t c_bits, uint32_t d_bits);
+// The same over K products (K a multiple of the block; K / block scales per operand): the flags of a
+// GEMM output's accumulator — D before the alpha epilogue, whatever chain of instructions made it —
+// against the exact value of C + the whole dot product.
+uint8_t mma_flags_k(const MmaConfig& cfg, size_t K, const uint8_t* a_codes, const uint8_t* b_codes,
+                    const uint32_t* sfa, const uint32_t* sfb, uint32_t c_bits, uint32_t d_bits);
 
 // Whole GEMM D[M,N] = alpha * acc, acc = C + A[M,K] . B[N,K]^T (both operands K-major, one code per
 // byte; SA [M, K/block], SB [N, K/block]; C [M,N] FP32, empty = all +0).

@@ -108,7 +108,10 @@ int cmd_mma(const Invocation& inv) {
        "blackwell, exact, fp32-seq or ascend-hif4 (default: the kind's hardware model)")
       ("out", po::value<std::string>()->required()->value_name("D.npy"),
        "float32 result [M, N], written atomically; its folder must exist")
-      ("force", po::bool_switch(), "replace D.npy if it already exists")
+      ("flags", po::value<std::string>()->value_name("FLAGS.npy"),
+       "also write uint8 [M, N] IEEE-style exception flags of each D against the exact C + A.B (SoftFloat bits: "
+       "01 inexact, 02 underflow, 04 overflow, 10 invalid; docs/numerics.md)")
+      ("force", po::bool_switch(), "replace D.npy / FLAGS.npy if they already exist")
       ("threads", po::value<std::string>()->value_name("T"), "worker threads (default 0 = all cores)");
   add_numerics_option(od);
   po::variables_map vm;
@@ -155,6 +158,8 @@ int cmd_mma(const Invocation& inv) {
   const fs::path out = vm["out"].as<std::string>();
   Outputs outs(vm["force"].as<bool>());
   const size_t out_h = outs.file("out", out);
+  const fs::path flags_path = vm.count("flags") ? fs::path(vm["flags"].as<std::string>()) : fs::path();
+  const size_t flags_h = vm.count("flags") ? outs.file("flags", flags_path) : 0;
 
   const fs::path pa = vm["a"].as<std::string>(), pb = vm["b"].as<std::string>();
   const fs::path psa = vm["sfa"].as<std::string>(), psb = vm["sfb"].as<std::string>();
@@ -206,6 +211,23 @@ int cmd_mma(const Invocation& inv) {
   }
   const size_t shape[2] = {M, N};
   outs.set().write(out_h, io::encode_npy<float>(shape, d));
+  if (!flags_path.empty()) {
+    // Every output's accumulator (no alpha here) against the exact value of its whole dot product.
+    std::vector<uint32_t> wa, wb;
+    if (kind.scale_word32) {
+      wa = sa.values<uint32_t>(), wb = sb.values<uint32_t>();
+    } else {
+      const std::vector<uint8_t> ba = sa.values<uint8_t>(), bb = sb.values<uint8_t>();
+      wa.assign(ba.begin(), ba.end()), wb.assign(bb.begin(), bb.end());
+    }
+    std::vector<uint8_t> fl(M * N);
+    for (size_t i = 0; i < M; ++i)
+      for (size_t j = 0; j < N; ++j)
+        fl[i * N + j] = mma_flags_k(cfg, K, ac.data() + i * K, bc.data() + j * K, wa.data() + i * nblk,
+                                    wb.data() + j * nblk, c.empty() ? 0u : std::bit_cast<uint32_t>(c[i * N + j]),
+                                    std::bit_cast<uint32_t>(d[i * N + j]));
+    outs.set().write(flags_h, io::encode_npy<uint8_t>(shape, fl));
+  }
   outs.commit();
   std::cout << out.string() << ": float32 " << io::shape_string(shape) << ", kind " << kind.name << " ("
             << cfg.elem_a->name << " x " << cfg.elem_b->name << ", " << cfg.scale->name << " per " << cfg.block
