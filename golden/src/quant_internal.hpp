@@ -154,7 +154,8 @@ inline constexpr E2m1Cells kE2m1Cells;
 // of it per step (what one step consumes), while that stays within the n_left floats the kernel
 // was given. The hardware prefetchers alone ran too little ahead: with the prefetch, NVFP4's
 // second pass beyond the caches comes close to its memory bound, and MXFP4 (AVX-512, one core)
-// goes from 56 % to 95 % of memcpy (docs/performance.md, sixth session). No output bit changes.
+// goes from 56 % to 95 % of memcpy (docs/performance.md, "How the quantizers reach memory speed").
+// No output bit changes.
 inline constexpr size_t kPrefetchAhead = 1024;
 FP4SIM_INLINE void prefetch_ahead(const float* p, size_t n_left, size_t bytes) {
   if (n_left < kPrefetchAhead + bytes / sizeof(float)) return;
