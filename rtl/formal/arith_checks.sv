@@ -110,7 +110,9 @@ endmodule
 // s4[g]; ref_e2m1_x2 is golden's decode of each code times 2, from gen_decode_ref), its all-zero flag
 // (every product 0) and all-negative flag (every product's sign a.neg ^ b.neg, the sign bit of the
 // E2M1 code, as golden's ExactDot tracks all_neg_zero). For all 2^128 inputs. No assumption.
-module chk_fp4_dot16 (
+module chk_fp4_dot16 #(
+  parameter bit CheckSum = 1  // 0: the two flags only (their proof is quick; the sum's is open)
+) (
   input  logic [63:0] a_i,
   input  logic [63:0] b_i,
   output logic        ok_o
@@ -136,7 +138,7 @@ module chk_fp4_dot16 (
     end
   end
   fp4_dot16 u_dut (.a_i(a_i), .b_i(b_i), .sum_o(s_dut), .all_zero_o(z_dut), .all_neg_o(n_dut));
-  assign ok_o = (s_dut == s_ref) && (z_dut == z_ref) && (n_dut == n_ref);
+  assign ok_o = (!CheckSum || s_dut == s_ref) && (z_dut == z_ref) && (n_dut == n_ref);
 endmodule
 
 // fp4sim_fix_add_rne == golden add_rn(c, term) (ref_fp32_add_rn) with the term's exponent fixed at
@@ -163,4 +165,25 @@ module chk_fix_add_rne #(
   ref_fp32_add_rn #(.TermW(TermW), .ExpW(12), .Lo(Lo), .NW(Hi - Lo + 2)) u_ref (
     .c_i(c_i), .t_neg_i(t_neg_i), .t_mag_i(t_mag_i), .t_exp_i(12'(TermLsb)), .d_o(d_ref));
   assign ok_o = (d_dut == d_ref);
+endmodule
+
+// The FP32 adder as each PE sets it up (yosys' chparam takes no negative values).
+module chk_fp32_add_hif4 (
+  input  logic [31:0] c_i,
+  input  logic        t_neg_i,
+  input  logic [21:0] t_mag_i,
+  input  logic [9:0]  t_exp_i,
+  output logic        ok_o
+);
+  chk_fp32_add #(.TermW(22), .ExpW(10), .TLo(-104), .THi(22)) u (.*);
+endmodule
+
+module chk_fp32_add_nvfp4 (
+  input  logic [31:0] c_i,
+  input  logic        t_neg_i,
+  input  logic [48:0] t_mag_i,
+  input  logic [7:0]  t_exp_i,
+  output logic        ok_o
+);
+  chk_fp32_add #(.TermW(49), .ExpW(8), .TLo(-128), .THi(127)) u (.*);
 endmodule
