@@ -22,7 +22,7 @@
 #      OUTDIR/mutants/, rtl/*.sv untouched) and checks that the proof of that leaf FAILS for each.
 # Prints one line per proof and the count; exit 0 when all hold, 1 otherwise (2: tools missing).
 #
-# Usage: scripts/formal.sh [OUTDIR [GEN_DECODE_REF]]   (default build-formal; about 20 s on 2 cores)
+# Usage: scripts/formal.sh [OUTDIR [GEN_DECODE_REF]]   (default build-formal; about 95 s CPU on 2 cores)
 #        GEN_DECODE_REF=path scripts/formal.sh   (the generator if not an argument; default
 #                                                  build/rtl/gen_decode_ref)
 #        DEPTHS="1 2" scripts/formal.sh          (a subset of the shell proofs)
