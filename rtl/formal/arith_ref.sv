@@ -1,0 +1,133 @@
+// Behavioural references for the arithmetic proofs (scripts/formal.sh, part "arith"), each written
+// from golden's C++ line by line; the comment beside a line names the golden line it mirrors.
+// They are references only: no synthesis, no speed concerns, C's int is `int` (32-bit signed) here.
+
+// golden/include/fp4sim/exact.hpp round_to_fp32(neg, mag, e0, sticky, rn): (-1)^neg * mag * 2^e0
+// (+ a nonzero tail below bit 0 when sticky) to FP32 bits, RN-even (rn) or toward zero.
+module ref_round_to_fp32 (
+  input  logic        neg,
+  input  logic [63:0] mag,
+  input  int          e0,
+  input  logic        sticky,
+  input  logic        rn,
+  output logic [31:0] bits_o
+);
+  logic [31:0] sign, bits;
+  int          p, e, ec, sh;
+  logic [63:0] m;
+  logic        rbit, st;
+
+  always_comb begin
+    sign = neg ? 32'h8000_0000 : 32'd0;                       // const uint32_t sign = ...
+    p = 0;                                                    // p = 63 - clz64(mag)
+    for (int i = 0; i < 64; i++) if (mag[i]) p = i;
+    e  = p + e0;                                              // exponent of the leading bit
+    ec = (e > -126) ? e : -126;                               // ec = e > -126 ? e : -126
+    sh = (ec - 23) - e0;                                      // bits below the last place
+    m = 64'd0;
+    rbit = 1'b0;
+    st = sticky;
+    if (sh <= 0) begin
+      m = mag << (-sh);                                       // m = mag << -sh
+    end else if (sh > 64) begin
+      m = 64'd0;
+      st = 1'b1;
+    end else if (sh == 64) begin
+      m = 64'd0;
+      rbit = mag[63];
+      st = st | ((mag << 1) != 64'd0);
+    end else begin
+      m = mag >> sh;
+      rbit = mag[sh - 1];                                     // (mag >> (sh - 1)) & 1
+      st = st | ((sh > 1) && ((mag & ((64'd1 << (sh - 1)) - 64'd1)) != 64'd0));
+    end
+    if (rn && rbit && (st || m[0])) m = m + 64'd1;            // if (rn && rbit && ...) ++m
+    bits = (32'(ec + 126) << 23) + m[31:0];                   // (uint32)(ec + 126) << 23 + m
+    if (bits >= 32'h7F80_0000) bits = 32'h7F80_0000;
+    // The early returns, in golden's order.
+    if (mag == 64'd0) bits_o = rn ? sign : 32'd0;             // if (mag == 0) return rn ? sign : 0
+    else if (e >= 128) bits_o = sign | 32'h7F80_0000;         // if (e >= 128) return +-Inf
+    else if (m == 64'd0) bits_o = rn ? sign : 32'd0;          // if (m == 0) return rn ? sign : 0
+    else bits_o = sign | bits;
+  end
+endmodule
+
+// golden/src/mma_numerics.cpp to_fp32(neg, mag, e, rn) for a wide magnitude: bitlen <= 64 goes
+// to round_to_fp32 as it is; a longer one keeps its top 64 bits, the rest becomes the sticky.
+module ref_to_fp32 #(
+  parameter int unsigned MW = 128  // width of mag
+) (
+  input  logic          neg,
+  input  logic [MW-1:0] mag,
+  input  int            e,
+  input  logic          rn,
+  output logic [31:0]   bits_o
+);
+  int          bl, s;
+  logic [63:0] top;
+  logic        sticky;
+  int          e_top;
+
+  always_comb begin
+    s  = 0;
+    bl = 0;                                                   // bl = bitlen(mag)
+    for (int i = 0; i < MW; i++) if (mag[i]) bl = i + 1;
+    if (bl <= 64) begin                                       // round_to_fp32(neg, mag, e, false, rn)
+      top    = 64'(mag);
+      e_top  = e;
+      sticky = 1'b0;
+    end else begin
+      s      = bl - 64;                                       // s = bl - 64
+      sticky = (mag & ~({MW{1'b1}} << s)) != '0;              // mag & ((1 << s) - 1)
+      top    = 64'(mag >> s);                                 // mag >> s
+      e_top  = e + s;                                         // e + s
+    end
+  end
+
+  ref_round_to_fp32 u_round (
+    .neg(neg), .mag(top), .e0(e_top), .sticky(sticky), .rn(rn), .bits_o(bits_o));
+endmodule
+
+// golden/src/mma_numerics.cpp add_rn(acc, t, 1) for a finite C and one exact term
+// (-1)^t_neg * t_mag * 2^t_exp: the exact sum (ExactDotSum: add_exact of C, of_fp32's split, and
+// of the term), an exact zero is -0 only when C is -0 and the term a -0 (all_neg_zero, zero_of),
+// else round_fp32(true). The exact sum is held in an NW-bit two's complement window with bit 0 at
+// 2^Lo (the caller sizes it to hold both operands: no bit is lost, as in golden's accumulator).
+module ref_fp32_add_rn #(
+  parameter int unsigned TermW = 24,
+  parameter int unsigned ExpW  = 12,
+  parameter int          Lo    = -149,
+  parameter int unsigned NW    = 300
+) (
+  input  logic [31:0]      c_i,
+  input  logic             t_neg_i,
+  input  logic [TermW-1:0] t_mag_i,
+  input  logic [ExpW-1:0]  t_exp_i,  // signed
+  output logic [31:0]      d_o
+);
+  logic [7:0]           ef;
+  logic [23:0]          c_mag;
+  int                   c_e, t_e;
+  logic signed [NW-1:0] cs, ts, s;
+  logic                 neg;
+  logic [NW-1:0]        mag;
+  logic [31:0]          r;
+
+  always_comb begin
+    ef    = c_i[30:23];                                       // of_fp32: ef = (u >> 23) & 0xFF
+    c_mag = (ef == 8'd0) ? {1'b0, c_i[22:0]} : {1'b1, c_i[22:0]};
+    c_e   = (ef == 8'd0) ? -149 : ($signed({24'd0, ef}) - 150);  // (ef ? ef - 127 : -126) - 23
+    t_e   = $signed(t_exp_i);
+    cs    = NW'(c_mag) << (c_e - Lo);                          // add_exact(s, of_fp32(acc))
+    ts    = NW'(t_mag_i) << (t_e - Lo);                        // add_exact(s, t.v)
+    s     = (c_i[31] ? -cs : cs) + (t_neg_i ? -ts : ts);
+    neg   = s[NW-1];                                           // s.sign()
+    mag   = neg ? NW'(-s) : NW'(s);
+  end
+
+  ref_to_fp32 #(.MW(NW)) u_to (.neg(neg), .mag(mag), .e(Lo), .rn(1'b1), .bits_o(r));
+
+  // if (s.sign() == 0) return zero_of(n, all_neg_zero)
+  assign d_o = (s == '0) ? ((c_i == 32'h8000_0000 && t_mag_i == '0 && t_neg_i) ? 32'h8000_0000 : 32'd0)
+                         : r;
+endmodule
