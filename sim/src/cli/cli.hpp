@@ -14,6 +14,7 @@
 
 #include "fp4sim/io/atomic_file.hpp"
 #include "fp4sim/io/npy.hpp"
+#include "fp4sim/mma.hpp"
 #include "fp4sim/quant.hpp"
 #ifdef FP4SIM_HAVE_MODELS
 #include "fp4sim/models/models.hpp"
