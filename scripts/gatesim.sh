@@ -18,7 +18,10 @@
 #              netlist while its inputs' hash is unchanged, and Verilator's build while its inputs are
 # Environment: GATESIM_RANDOM (random instructions per unit, default 100000), GATESIM_GOLDEN_LIB
 #   (a built libfp4sim_golden.a; default: built here in DIR/golden), LIBERTY, SYNTH_TIMEOUT (s,
-#   default 1800), JOBS (compile jobs, default 2).
+#   default 1800), JOBS (compile jobs, default 2), GATESIM_GTEST (GoogleTest's gtest_main and gtest
+#   libraries; default -lgtest_main -lgtest), GATESIM_OPT (C++ optimization of the netlist model,
+#   default -O0: a netlist compiles several times faster than at -O1 and its tests still run in
+#   seconds to minutes).
 # Exit status: 0 when every unit passed, 1 when one failed or a step could not run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -111,7 +114,7 @@ netlist() {
   rm -f "$dir/netlist.v" "$dir/netlist.key"
   printf 'set_driving_cell BUFX2\nset_load 0.009\n' > "$dir/abc.constr"  # as area.sh
   local t0=$SECONDS rc=0
-  timeout "$SYNTH_TIMEOUT" yosys -q -l "$dir/yosys.log" -p "$script" >/dev/null || rc=$?
+  timeout "$SYNTH_TIMEOUT" yosys -q -l "$dir/yosys.log" -p "$script" >/dev/null 2>&1 || rc=$?
   if [ $rc -ne 0 ]; then
     echo "yosys failed (exit $rc; 124: over SYNTH_TIMEOUT=$SYNTH_TIMEOUT s), see $dir/yosys.log"
     return 1
@@ -217,7 +220,7 @@ for name in "${UNITS[@]}"; do
       -O3 --x-assign fast --x-initial unique --no-assert -Wno-fatal -Wno-lint -Wno-style \
       -MAKEFLAGS "OPT_FAST=$OPT OPT_SLOW=-O0 OPT_GLOBAL=-O1" \
       -CFLAGS "-std=c++20 -O1 -I$obj/alias -I$ROOT/rtl/driver -I$ROOT/tests/rtl -I$ROOT/golden/include -I$ROOT/models/include -DFP4SIM_RTL_TRACE=0 -DFP4SIM_RTL_COVERAGE=0 -DFP4SIM_RTL_ASSERT=0" \
-      -LDFLAGS "$GOLDEN_LIB -lgtest_main -lgtest -pthread" \
+      -LDFLAGS "$GOLDEN_LIB ${GATESIM_GTEST:--lgtest_main -lgtest} -pthread" \
       "$dir/cells.v" "$net" "${srcs[@]}" -o gatesim_tests >"$dir/build$sfx.log" 2>&1; then
     echo "gatesim: $tag FAIL (Verilator build failed, see $dir/build$sfx.log)"; fails=$((fails + 1)); continue
   fi
