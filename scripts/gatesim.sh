@@ -4,8 +4,9 @@
 # For every unit: the netlist of scripts/area.sh's cell-library flow (the same sources, chparam,
 # yosys commands and OSU 0.18 um liberty; the same top table, read from area.sh), Verilog models of
 # the cells it uses generated from the liberty (scripts/liberty_cells.py), both Verilated together
-# under the unit's RTL tests: the C++ driver of rtl/driver (rtl_driver.cpp, unchanged) sees the
-# netlist model in place of the RTL model (rtl/gatesim/alias.h.in), and the tests of tests/rtl
+# under the unit's RTL tests: the C++ driver of rtl/driver (rtl_driver.cpp, unchanged, compiled
+# through rtl/gatesim/gate_driver.cpp) sees the netlist model in place of the RTL model
+# (rtl/gatesim/alias.h.in), and the tests of tests/rtl
 # (unchanged) check it bit for bit against golden: every corner case they hold plus 10^5 seeded
 # random instructions per unit. One line per unit: PASS / FAIL with the counts.
 #
@@ -20,8 +21,7 @@
 #   (a built libfp4sim_golden.a; default: built here in DIR/golden), LIBERTY, SYNTH_TIMEOUT (s,
 #   default 1800), JOBS (compile jobs, default 2), GATESIM_GTEST (GoogleTest's gtest_main and gtest
 #   libraries; default -lgtest_main -lgtest), GATESIM_OPT (C++ optimization of the netlist model,
-#   default -O0: a netlist compiles several times faster than at -O1 and its tests still run in
-#   seconds to minutes).
+#   default -O0).
 # Exit status: 0 when every unit passed, 1 when one failed or a step could not run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -211,19 +211,26 @@ for name in "${UNITS[@]}"; do
   done
   srcs=()
   for f in $tfiles; do srcs+=("$ROOT/tests/rtl/$f"); done
-  [ "$name" = nvfp4_pts_mul ] || srcs+=("$ROOT/rtl/driver/rtl_driver.cpp")
+  [ "$name" = nvfp4_pts_mul ] || srcs+=("$ROOT/rtl/gatesim/gate_driver.cpp")
+  # The netlist model's C++ at $OPT (default -O0): its eval is one long straight-line function that
+  # compiles several times faster than at -O1 and still runs the tests in seconds to minutes. No
+  # Verilator warning about the netlist (yosys' names, unused cell outputs) is fatal; the tests decide.
+  vcmd=(verilator --cc --exe --build -j "$JOBS" -Mdir "$obj" --prefix Vgate --top-module "$module"
+      -O3 --x-assign fast --x-initial unique --no-assert -Wno-fatal -Wno-lint -Wno-style
+      -MAKEFLAGS "OPT_FAST=$OPT OPT_SLOW=-O0 OPT_GLOBAL=-O1"
+      -CFLAGS "-std=c++20 -O1 -I$obj/alias -I$ROOT/rtl/driver -I$ROOT/tests/rtl -I$ROOT/golden/include -I$ROOT/models/include"
+      -LDFLAGS "$GOLDEN_LIB ${GATESIM_GTEST:--lgtest_main -lgtest} -pthread"
+      "$dir/cells.v" "$net" "${srcs[@]}" -o gatesim_tests)
+  # make does not see changed flags: another command line starts the objects afresh.
+  if [ "$(cat "$obj/gatesim.cmd" 2>/dev/null)" != "${vcmd[*]}" ]; then
+    find "$obj" -maxdepth 1 -name '*.o' -delete
+  fi
   t0=$SECONDS
-  # -O1 for the C++: the netlist's eval is one long straight-line function, where -O3 costs much
-  # more compile time than it saves at run time. No warnings of Verilator's about the netlist
-  # (yosys' names, unused cell outputs) are fatal; the tests decide.
-  if ! verilator --cc --exe --build -j "$JOBS" -Mdir "$obj" --prefix Vgate --top-module "$module" \
-      -O3 --x-assign fast --x-initial unique --no-assert -Wno-fatal -Wno-lint -Wno-style \
-      -MAKEFLAGS "OPT_FAST=$OPT OPT_SLOW=-O0 OPT_GLOBAL=-O1" \
-      -CFLAGS "-std=c++20 -O1 -I$obj/alias -I$ROOT/rtl/driver -I$ROOT/tests/rtl -I$ROOT/golden/include -I$ROOT/models/include -DFP4SIM_RTL_TRACE=0 -DFP4SIM_RTL_COVERAGE=0 -DFP4SIM_RTL_ASSERT=0" \
-      -LDFLAGS "$GOLDEN_LIB ${GATESIM_GTEST:--lgtest_main -lgtest} -pthread" \
-      "$dir/cells.v" "$net" "${srcs[@]}" -o gatesim_tests >"$dir/build$sfx.log" 2>&1; then
+  if ! "${vcmd[@]}" >"$dir/build$sfx.log" 2>&1; then
+    rm -f "$obj/gatesim.cmd"
     echo "gatesim: $tag FAIL (Verilator build failed, see $dir/build$sfx.log)"; fails=$((fails + 1)); continue
   fi
+  echo "${vcmd[*]}" > "$obj/gatesim.cmd"
   tb=$((SECONDS - t0))
   t0=$SECONDS
   log=$dir/run$sfx.log
