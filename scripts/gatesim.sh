@@ -108,9 +108,10 @@ netlist() {
   local key
   key=$( (echo "$script"; cat $SV "$LIBERTY") | sha256sum | cut -c1-16)
   if [ -f "$dir/netlist.v" ] && [ "$(cat "$dir/netlist.key" 2>/dev/null)" = "$key" ]; then
-    echo 0 > "$dir/synth.time"
+    echo cached > "$dir/synth.state"
     return 0
   fi
+  echo fresh > "$dir/synth.state"
   rm -f "$dir/netlist.v" "$dir/netlist.key"
   printf 'set_driving_cell BUFX2\nset_load 0.009\n' > "$dir/abc.constr"  # as area.sh
   local t0=$SECONDS rc=0
@@ -262,6 +263,6 @@ PY
   [ "$name" = nvfp4_pts_mul ] && rnd="its test's own 200000 random"
   echo "gatesim: $tag $verdict: $checked cases checked ($rnd), $mism mismatches reported," \
        "$tests_ok/$tests_all tests passed; netlist $note, $ncells cell models (equal to yosys' read_liberty);" \
-       "synth $(cat "$dir/synth.time") s, build $tb s, run $tr s$extra (log $log)"
+       "synth $(cat "$dir/synth.time" 2>/dev/null || echo ?) s ($(cat "$dir/synth.state")), build $tb s, run $tr s$extra (log $log)"
 done
 [ $fails -eq 0 ]
