@@ -16,7 +16,7 @@
 #      (rtl/formal/arith_ref.sv; checks rtl/formal/arith_checks.sv): fp4sim_fix_to_fp32_rz ==
 #      round_to_fp32(rn = false) for its three parameter sets, bs_k64_sum == from_trunc_sum of the
 #      carry-save pair (yosys sat), fp4_dot16's sum and flags == golden's (ABC's iprove on the
-#      miter, rtl/formal/arith_miters.sv), for every input. Opt-in (ARITH="fix_add", about 10
+#      miter, rtl/formal/arith_miters.sv), for every input. Opt-in (ARITH="fix_add", about 6
 #      minutes): fp4sim_fix_add_rne == golden add_rn (ABC). Written but open (ARITH="add_hif4
 #      add_nvfp4"): the FP32 adder pair == golden add_rn.
 #   MUTANTS=1: instead, plants one arithmetic bug at a time into a copy of the RTL (sed, in
