@@ -15,9 +15,10 @@
 #   4. the arithmetic leaves == behavioural references written from golden's functions line by line
 #      (rtl/formal/arith_ref.sv; checks rtl/formal/arith_checks.sv): fp4sim_fix_to_fp32_rz ==
 #      round_to_fp32(rn = false) for its three parameter sets, bs_k64_sum == from_trunc_sum of the
-#      carry-save pair, fp4_dot16's flags == golden's, for every input. Written but open (they do
-#      not finish; ARITH="add_hif4 add_nvfp4 fix_add dot16" runs them): the FP32 adder pair and
-#      fp4sim_fix_add_rne == golden add_rn, fp4_dot16's sum == golden's group sum.
+#      carry-save pair (yosys sat), fp4_dot16's sum and flags == golden's (ABC's iprove on the
+#      miter, rtl/formal/arith_miters.sv), for every input. Opt-in (ARITH="fix_add", about 6
+#      minutes): fp4sim_fix_add_rne == golden add_rn (ABC). Written but open (ARITH="add_hif4
+#      add_nvfp4"): the FP32 adder pair == golden add_rn.
 #   MUTANTS=1: instead, plants one arithmetic bug at a time into a copy of the RTL (sed, in
 #      OUTDIR/mutants/, rtl/*.sv untouched) and checks that the proof of that leaf FAILS for each.
 # Prints one line per proof and the count; exit 0 when all hold, 1 otherwise (2: tools missing).
@@ -39,7 +40,7 @@ MUTANTS=${MUTANTS:-0}
 if [ "$MUTANTS" = 0 ]; then PARTS=${PARTS:-"shell hif4 decode arith"}; else PARTS=${PARTS:-arith}; fi
 JOBS=${JOBS:-2}
 mkdir -p "$OUT"
-for t in yosys yosys-smtbmc z3; do
+for t in yosys yosys-smtbmc yosys-abc z3; do
   command -v "$t" >/dev/null || { echo "formal.sh: $t not found (scripts/setup.sh installs it)" >&2; exit 2; }
 done
 
@@ -191,7 +192,7 @@ fi
 # arith_script ID RTLDIR: the yosys script of proof ID on the RTL files in RTLDIR (rtl/ or a mutant
 # copy); the references are rtl/formal/arith_ref.sv (and decode_ref.sv for the lane values).
 arith_script() {
-  local id=$1 d=$2 top cp="" files
+  local id=$1 d=$2 aig=${3:-} top cp="" files  # aig: write the miter graph there (engine abc)
   files="$d/fp4sim_pkg.sv $d/fp4sim_lzc.sv"
   case $id in
     rz_k64_ue4m3) top=chk_fix_to_fp32_rz cp="chparam -set MagW 50 -set Frac 35 $top"
@@ -204,19 +205,51 @@ arith_script() {
                   files="$files $d/fp4sim_prefix_add.sv $d/fp4sim_fix_to_fp32_rz.sv $d/bs_k64_sum.sv" ;;
     k64_sum_ue8m0) top=chk_bs_k64_sum cp="chparam -set ScaleFmt 1 $top"
                   files="$files $d/fp4sim_prefix_add.sv $d/fp4sim_fix_to_fp32_rz.sv $d/bs_k64_sum.sv" ;;
-    dot16)        top=chk_fp4_dot16 files="$files $d/fp4_dot16.sv $OUT/decode_ref.sv" ;;
+    dot16)        top=$(arith_top "$id" chk_fp4_dot16 miter_fp4_dot16) files="$files $d/fp4_dot16.sv $OUT/decode_ref.sv" ;;
     dot16_flags)  top=chk_fp4_dot16 cp="chparam -set CheckSum 0 $top"
                   files="$files $d/fp4_dot16.sv $OUT/decode_ref.sv" ;;
-    add_hif4)     top=chk_fp32_add_hif4
+    add_hif4)     top=$(arith_top "$id" chk_fp32_add_hif4 miter_fp32_add_hif4)
                   files="$files $d/fp4sim_fp32_add_prep.sv $d/fp4sim_fp32_add_round.sv" ;;
-    add_nvfp4)    top=chk_fp32_add_nvfp4
+    add_nvfp4)    top=$(arith_top "$id" chk_fp32_add_nvfp4 miter_fp32_add_nvfp4)
                   files="$files $d/fp4sim_fp32_add_prep.sv $d/fp4sim_fp32_add_round.sv" ;;
-    fix_add)      top=chk_fix_add_rne files="$files $d/fp4sim_fix_add_rne.sv" ;;
+    fix_add)      top=$(arith_top "$id" chk_fix_add_rne miter_fix_add_rne) files="$files $d/fp4sim_fix_add_rne.sv" ;;
   esac
-  echo "read_verilog -sv -formal $files rtl/formal/arith_ref.sv rtl/formal/arith_checks.sv
-        $cp
-        hierarchy -check -top $top; proc; flatten; memory_map; opt
-        sat -set-assumes -verify -prove ok_o 1 -show-inputs $top"
+  if [ -n "$aig" ]; then
+    # The miter as an and-inverter graph for ABC (x bits, none expected, would become free inputs).
+    echo "read_verilog -sv -formal $files rtl/formal/arith_ref.sv rtl/formal/arith_checks.sv rtl/formal/arith_miters.sv
+          $cp
+          hierarchy -check -top $top; proc; flatten; memory_map; opt; chformal -remove
+          techmap; opt; setundef -anyseq; opt; aigmap; write_aiger $aig"
+  else
+    echo "read_verilog -sv -formal $files rtl/formal/arith_ref.sv rtl/formal/arith_checks.sv
+          $cp
+          hierarchy -check -top $top; proc; flatten; memory_map; opt
+          sat -set-assumes -verify -prove ok_o 1 -show-inputs $top"
+  fi
+}
+arith_engine() {  # yosys sat, or ABC's iprove on the miter (rtl/formal/arith_miters.sv)
+  case $1 in
+    dot16 | fix_add | add_hif4 | add_nvfp4) echo abc ;;
+    *) echo sat ;;
+  esac
+}
+arith_top() {  # id, check top (sat), miter top (abc: arith_script was given a graph to write)
+  if [ -n "$aig" ]; then echo "$3"; else echo "$2"; fi
+}
+abc_result() {  # log, yosys script writing aig, aig: ABC's verdict on the miter, "UNSAT" or "SAT"
+  yosys -q -l "$1" -p "$2" >/dev/null 2>&1 || return 1
+  yosys-abc -c "read_aiger $3; strash; iprove" >>"$1" 2>&1 || return 1
+  if grep -q "^UNSATISFIABLE" "$1"; then echo UNSAT; elif grep -q "^SATISFIABLE" "$1"; then echo SAT; fi
+}
+abc_passes() { [ "$(abc_result "$@")" = UNSAT ]; }  # log, script, aig
+abc_fails() { [ "$(abc_result "$@")" = SAT ]; }     # a counterexample (not a read error)
+run_arith() {  # name, log, id, rtl dir: the proof of id by its engine
+  if [ "$(arith_engine "$3")" = abc ]; then
+    local aig="${2%.log}.aig"
+    spawn "$1" "$2" abc_passes "$2" "$(arith_script "$3" "$4" "$aig")" "$aig"
+  else
+    run_ys "$1" "$2" "$(arith_script "$3" "$4")"
+  fi
 }
 arith_name() {
   case $1 in
@@ -232,7 +265,7 @@ arith_name() {
     fix_add)      echo "fp4sim_fix_add_rne (nvfp4_pe64) == golden add_rn" ;;
   esac
 }
-ARITH=${ARITH:-"k64_sum_ue8m0 k64_sum_ue4m3 dot16_flags rz_k64_ue4m3 rz_k64_ue8m0 rz_k32"}
+ARITH=${ARITH:-"k64_sum_ue8m0 k64_sum_ue4m3 dot16 rz_k64_ue4m3 rz_k64_ue8m0 rz_k32"}
 need_decode_ref() {  # the E2M1 value table (dot16) comes from gen_decode_ref
   [ -s "$OUT/decode_ref.sv" ] || { [ -x "$GEN" ] && "$GEN" "$OUT/decode_ref.sv" >"$OUT/gen_decode_ref.log" 2>&1; }
 }
@@ -242,7 +275,7 @@ if has_part arith; then
       fail_now "$(arith_name dot16): no reference ($GEN missing or failed)"
       continue
     fi
-    run_ys "$(arith_name "$id")" "$OUT/arith_$id.log" "$(arith_script "$id" rtl)"
+    run_arith "$(arith_name "$id")" "$OUT/arith_$id.log" "$id" rtl
   done
 fi
 
@@ -275,9 +308,16 @@ if [ "$MUTANTS" != 0 ]; then
       continue
     fi
     # Passes when yosys ran and the proof failed (a counterexample; not a read or elaboration error).
-    spawn "mutant $n, $file: $what -> proof $id fails" "$d/proof.log" bash -c '
-      ! yosys -q -l "$1" -p "$2" >/dev/null 2>&1 && grep -q "proof did fail" "$1"' _ "$d/proof.log" \
-      "$(arith_script "$id" "$d")"
+    # The adders' graphs take yosys about 2 minutes to write: their bugs are left to yosys sat,
+    # which finds each counterexample in seconds.
+    if [ "$id" = dot16 ]; then
+      spawn "mutant $n, $file: $what -> proof $id fails" "$d/proof.log" abc_fails "$d/proof.log" \
+        "$(arith_script "$id" "$d" "$d/proof.aig")" "$d/proof.aig"
+    else
+      spawn "mutant $n, $file: $what -> proof $id fails" "$d/proof.log" bash -c '
+        ! yosys -q -l "$1" -p "$2" >/dev/null 2>&1 && grep -q "proof did fail" "$1"' _ "$d/proof.log" \
+        "$(arith_script "$id" "$d")"
+    fi
   done <<<"$MUTANT_LIST"
 fi
 
