@@ -575,6 +575,15 @@ def _numerics_spec(numerics) -> str:
     raise TypeError(f"numerics: expected a 'key=value,...' string or a dict, got {type(numerics).__name__}")
 
 
+def _resolved_numerics(kind, ea, eb, st, blk, m, spec: str) -> dict[str, str]:
+    """Every parameter golden runs (format_numerics), as a dict; errors as `--numerics: ...`."""
+    try:
+        text = _core.resolve_numerics(kind, ea, eb, st, blk, m, spec)
+    except ValueError as e:
+        raise ValueError(f"--numerics: {e}") from None
+    return dict(kv.split("=", 1) for kv in text.split(","))
+
+
 def mma_numerics(kind: str = "mxf4nvf4", model: str | None = None, numerics=None, block: int | None = None,
              scale_type: str | None = None, elem: str | None = None, elem_a: str | None = None,
              elem_b: str | None = None) -> dict[str, str]:
@@ -584,11 +593,7 @@ def mma_numerics(kind: str = "mxf4nvf4", model: str | None = None, numerics=None
     k, ea, eb, st, blk, m, *_ = _mma_setup(kind, block, scale_type, elem, elem_a, elem_b, model,
                                            np.zeros((1, 1), np.uint8), np.zeros((1, 1), np.uint8),
                                            np.zeros((1, 1), np.uint8), np.zeros((1, 1), np.uint8))
-    try:
-        spec = _core.resolve_numerics(kind, ea, eb, st, blk, m, _numerics_spec(numerics))
-    except ValueError as e:
-        raise ValueError(f"--numerics: {e}") from None
-    return dict(kv.split("=", 1) for kv in spec.split(","))
+    return _resolved_numerics(kind, ea, eb, st, blk, m, _numerics_spec(numerics))
 
 
 def mma(a, b, sfa, sfb, c=None, kind: str = "mxf4nvf4", block: int | None = None, scale_type: str | None = None,
@@ -606,11 +611,7 @@ def mma(a, b, sfa, sfb, c=None, kind: str = "mxf4nvf4", block: int | None = None
     spec = _numerics_spec(numerics)
     nk = 0
     if spec:
-        try:
-            nk = int(dict(kv.split("=", 1) for kv in _core.resolve_numerics(kind, ea, eb, st, blk_eff, m, spec)
-                          .split(","))["k"])
-        except ValueError as e:
-            raise ValueError(f"--numerics: {e}") from None
+        nk = int(_resolved_numerics(kind, ea, eb, st, blk_eff, m, spec)["k"])
     nthreads = _threads(threads)
 
     # The CLI's order: A (dtype, rank), B, sizes, K, then SA, SB, C, the code widths.
