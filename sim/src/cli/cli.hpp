@@ -173,5 +173,6 @@ int cmd_whatif(const Invocation& inv);
 int cmd_regress(const Invocation& inv);
 int cmd_study(const Invocation& inv);
 int cmd_check(const Invocation& inv);  // cmd_check.cpp (issue 15)
+int cmd_calibrate(const Invocation& inv);
 
 }  // namespace fp4sim::cli

@@ -44,6 +44,8 @@ constexpr Command kCommands[] = {
     {"check", "compare your kernel's outputs (D, quantized codes/scales) with a vector suite's, bit for bit", fp4sim::cli::cmd_check},
     {"run", "LLM-like linear layer on the SystemC tensor-core and cube models, checked vs golden", fp4sim::cli::cmd_run},
     {"whatif", "sweep model parameters (timing only); write one CSV row per configuration", fp4sim::cli::cmd_whatif},
+    {"calibrate", "run public measured GEMM kernel results through the models; model vs measured per point",
+     fp4sim::cli::cmd_calibrate},
     {"regress", "seeded random checks of RTL, SystemC models and GPU-host arithmetic vs golden (MPI-sharded)",
      fp4sim::cli::cmd_regress},
     {"study", "every linear layer of a transformer shape on both engines and every format (MPI-sharded)",

@@ -1,0 +1,428 @@
+// fp4sim calibrate: runs public measured GEMM kernel results (models/calibration/kernels.csv, built
+// in; --data FILE for another table) through the models in timing-only mode, one job per point as
+// `fp4sim whatif` runs one shape, and prints model time vs measured time with the signed error per
+// point, then mean and max |error| per engine (docs/models.md, "Calibration").
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cli/cli.hpp"
+#include "fp4sim/io/atomic_file.hpp"
+#include "fp4sim/io/manifest.hpp"
+#include "fp4sim/linear.hpp"
+#ifdef FP4SIM_HAVE_MODELS
+#include "fp4sim/models/models.hpp"
+#include "fp4sim_calibration_csv.hpp"  // kCalibrationCsv: models/calibration/kernels.csv (sim/CMakeLists.txt)
+#endif
+
+namespace fp4sim::cli {
+namespace {
+
+namespace fs = std::filesystem;
+namespace po = boost::program_options;
+
+constexpr const char* kUsage =
+    "calibrate [--engine tensor-core|cube|both] [--data FILE.csv] [--timing analytic|cycle]\n"
+    "           [--param KEY=VALUE ...] [--config FILE.json] [--max-mean-error PCT] [--json OUT] [--force]";
+
+#ifdef FP4SIM_HAVE_MODELS
+namespace fm = fp4sim::models;
+using fm::EngineKind;
+
+// A chip a point names: the engine whose default parameters model it and the clock that turns the
+// model's cycles into time (docs/models.md, "Parameters, defaults and sources").
+struct Chip {
+  std::string_view name;
+  EngineKind engine;
+  double clock_ghz;
+};
+constexpr Chip kChips[] = {
+    {"B200", EngineKind::TensorCore, 1.856},  // the tensor clock the dense FP4 peak implies
+    {"910B2", EngineKind::Cube, 1.8},         // cube_freq of CANN's Ascend910B2.ini
+};
+
+std::string chip_list() {
+  std::string s;
+  for (const Chip& c : kChips) s += (s.empty() ? "" : ", ") + std::string(c.name);
+  return s;
+}
+
+// One row of the table, as read.
+struct Point {
+  size_t line = 0;
+  std::string id, chip, format, kernel, unit, out_dtype, source, conditions;
+  uint64_t m = 0, n = 0, k = 0;
+  double measured = 0;  // in `unit`
+  const Chip* c = nullptr;
+  double measured_us() const {
+    return unit == "us" ? measured
+                        : 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) / (measured * 1e6);
+  }
+};
+
+// What the model runs for a measured format on a chip (models/calibration/README.md). nullopt: the
+// model has no such datapath; the row says so.
+struct Proxy {
+  BlockFormat format;
+  bool fp16_cube = false;  // the cube's FP16-equivalent: pe_k 16, operand bytes scaled by 9/32
+  std::string what;        // for the table
+};
+std::optional<Proxy> proxy_for(const Point& p) {
+  if (p.c->engine == EngineKind::TensorCore) {
+    if (p.format == "nvfp4") return Proxy{BlockFormat::Nvfp4, false, "nvfp4"};
+    if (p.format == "mxfp4") return Proxy{BlockFormat::Mxfp4, false, "mxfp4"};
+    if (p.format == "mxfp8") return Proxy{BlockFormat::Mxfp8E4M3, false, "mxfp8-e4m3"};
+    return std::nullopt;
+  }
+  if (p.format == "fp16" || p.format == "bf16") return Proxy{BlockFormat::Hif4, true, "hif4 as fp16"};
+  if (p.format == "hif4") return Proxy{BlockFormat::Hif4, false, "hif4"};
+  if (p.format == "nvfp4") return Proxy{BlockFormat::Nvfp4, false, "nvfp4"};
+  if (p.format == "mxfp4") return Proxy{BlockFormat::Mxfp4, false, "mxfp4"};
+  return std::nullopt;
+}
+
+// The FP16-equivalent cube: the FP16 MAC rate (16 x 16 x 16) and, for every operand path and buffer,
+// the bytes an FP16 element takes over those a HiF4 element takes: 2 / (0.5 + 4/64) = 32/9. Scaling
+// those parameters by 9/32 makes the HiF4 datapath move and hold as many elements per cycle as FP16.
+// The FP32 accumulator side (L0C, FixPipe, the store link) is the same in both and stays.
+void apply_fp16_cube(fm::Params& p) {
+  p.pe_k = 16;
+  for (int64_t* v : {&p.dram_bytes_per_cycle, &p.l2_bytes, &p.l2_bytes_per_cycle, &p.core_load_bytes_per_cycle,
+                     &p.l1_bytes, &p.l0a_bytes, &p.l0b_bytes, &p.mte1_bytes_per_cycle, &p.scale_buffer_bytes})
+    *v = std::max<int64_t>(1, *v * 9 / 32);
+}
+
+// RFC 4180 fields of one line (quotes allowed, doubled quotes inside them). Throws on an unclosed quote.
+std::vector<std::string> split_csv(const std::string& line) {
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char ch = line[i];
+    if (quoted) {
+      if (ch == '"' && i + 1 < line.size() && line[i + 1] == '"') out.back() += '"', ++i;
+      else if (ch == '"') quoted = false;
+      else out.back() += ch;
+    } else if (ch == '"') {
+      quoted = true;
+    } else if (ch == ',') {
+      out.emplace_back();
+    } else {
+      out.back() += ch;
+    }
+  }
+  if (quoted) throw std::runtime_error("unclosed quote");
+  return out;
+}
+
+double parse_positive(const std::string& where, const std::string& col, const std::string& text) {
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (text.empty() || used != text.size() || !std::isfinite(v) || v <= 0)
+    throw std::runtime_error(where + ": " + col + " is not a positive number: '" + text + "'");
+  return v;
+}
+
+uint64_t parse_dim(const std::string& where, const std::string& col, const std::string& text) {
+  const bool digits = !text.empty() && std::all_of(text.begin(), text.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+  if (!digits || text.size() > 9 || std::stoull(text) == 0)
+    throw std::runtime_error(where + ": " + col + " is not a positive integer below 10^9: '" + text + "'");
+  return std::stoull(text);
+}
+
+// The table: '#' lines are comments, the first other line is the header (columns in any order,
+// extra ones ignored), then one point per line. Every error names the file and line.
+std::vector<Point> parse_table(const std::string& text, const std::string& name) {
+  constexpr std::string_view kRequired[] = {"id", "chip", "format", "m", "n", "k", "measured", "unit"};
+  constexpr std::string_view kOptional[] = {"kernel", "out_dtype", "source", "conditions"};
+  std::vector<Point> points;
+  std::vector<std::string> head;
+  std::istringstream in(text);
+  size_t lineno = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++lineno;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty() || line[0] == '#') continue;
+    const std::string where = "calibrate: " + name + " line " + std::to_string(lineno);
+    std::vector<std::string> f;
+    try {
+      f = split_csv(line);
+    } catch (const std::exception& e) {
+      throw std::runtime_error(where + ": " + e.what());
+    }
+    if (head.empty()) {
+      head = f;
+      for (std::string_view r : kRequired)
+        if (std::find(head.begin(), head.end(), r) == head.end())
+          throw std::runtime_error(where + ": the header has no column '" + std::string(r) + "'");
+      continue;
+    }
+    if (f.size() != head.size())
+      throw std::runtime_error(where + ": " + std::to_string(f.size()) + " fields, the header has " +
+                               std::to_string(head.size()));
+    const auto col = [&](std::string_view c) -> std::string {
+      const auto it = std::find(head.begin(), head.end(), c);
+      return it == head.end() ? std::string() : f[static_cast<size_t>(it - head.begin())];
+    };
+    Point p;
+    p.line = lineno;
+    p.id = col("id");
+    p.chip = col("chip");
+    p.format = col("format");
+    p.unit = col("unit");
+    if (p.id.empty()) throw std::runtime_error(where + ": empty id");
+    for (const Point& o : points)
+      if (o.id == p.id) throw std::runtime_error(where + ": id '" + p.id + "' repeats line " + std::to_string(o.line));
+    for (const Chip& c : kChips)
+      if (c.name == p.chip) p.c = &c;
+    if (!p.c) throw std::runtime_error(where + ": unknown chip '" + p.chip + "' (one of " + chip_list() + ")");
+    if (p.format.empty()) throw std::runtime_error(where + ": empty format");
+    p.m = parse_dim(where, "m", col("m"));
+    p.n = parse_dim(where, "n", col("n"));
+    p.k = parse_dim(where, "k", col("k"));
+    p.measured = parse_positive(where, "measured", col("measured"));
+    if (p.unit != "us" && p.unit != "tflops")
+      throw std::runtime_error(where + ": unit must be us or tflops, got '" + p.unit + "'");
+    for (std::string_view o : kOptional) {
+      const std::string v = col(o);
+      if (o == "kernel") p.kernel = v;
+      else if (o == "out_dtype") p.out_dtype = v;
+      else if (o == "source") p.source = v;
+      else p.conditions = v;
+    }
+    points.push_back(std::move(p));
+  }
+  if (head.empty()) throw std::runtime_error("calibrate: " + name + ": no header line");
+  if (points.empty()) throw std::runtime_error("calibrate: " + name + ": no points");
+  return points;
+}
+
+struct Outcome {
+  const Point* p;
+  std::string model_format;  // what the model ran ("" when unsupported)
+  std::optional<double> model_us;
+  std::string note;  // "not supported by the model" / the model's error / the mapping
+  double error_pct() const { return (*model_us - p->measured_us()) / p->measured_us() * 100.0; }
+};
+
+struct Summary {
+  size_t run = 0, unsupported = 0, failed = 0;
+  double mean_abs = 0, max_abs = 0;
+  std::string max_id;
+};
+Summary summarize(const std::vector<Outcome>& rows, std::optional<EngineKind> engine) {
+  Summary s;
+  double sum = 0;
+  for (const Outcome& o : rows) {
+    if (engine && o.p->c->engine != *engine) continue;
+    if (o.model_format.empty()) {
+      ++s.unsupported;
+    } else if (!o.model_us) {
+      ++s.failed;
+    } else {
+      ++s.run;
+      const double a = std::fabs(o.error_pct());
+      sum += a;
+      if (a >= s.max_abs) s.max_abs = a, s.max_id = o.p->id;
+    }
+  }
+  s.mean_abs = s.run ? sum / static_cast<double>(s.run) : 0.0;
+  return s;
+}
+#endif
+
+}  // namespace
+
+int cmd_calibrate(const Invocation& inv) {
+  po::options_description od("Options");
+  od.add_options()
+      ("engine", po::value<std::string>()->value_name("E"), "tensor-core, cube or both (default both): the points of "
+       "chips modeled by that engine")
+      ("data", po::value<std::string>()->value_name("FILE"),
+       "table of measured points (default: models/calibration/kernels.csv, built in)")
+      ("timing", po::value<std::string>()->value_name("T"), "analytic (default) or cycle")
+      ("max-mean-error", po::value<std::string>()->value_name("PCT"),
+       "exit 1 when the mean |error| of the points run exceeds PCT percent")
+      ("json", po::value<std::string>()->value_name("OUT"), "also write every point and the summary as JSON")
+      ("force", po::bool_switch(), "replace OUT if it already exists");
+#ifdef FP4SIM_HAVE_MODELS
+  add_model_param_options(od);
+#endif
+  po::variables_map vm;
+  if (!parse_options(inv, kUsage, od, vm)) {
+#ifdef FP4SIM_HAVE_MODELS
+    print_model_params(std::cout);
+#endif
+    return kExitOk;
+  }
+  const std::string engine = get_or(vm, "engine", "both");
+  if (engine != "tensor-core" && engine != "cube" && engine != "both")
+    throw UsageError("--engine must be tensor-core, cube or both");
+  std::optional<double> max_mean;
+  if (vm.count("max-mean-error")) {
+    const std::string t = vm["max-mean-error"].as<std::string>();
+    size_t used = 0;
+    double v = -1;
+    try {
+      v = std::stod(t, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != t.size() || !std::isfinite(v) || v < 0)
+      throw UsageError("--max-mean-error: expected a percentage >= 0, got '" + t + "'");
+    max_mean = v;
+  }
+  if (vm["force"].as<bool>() && !vm.count("json")) throw UsageError("--force: only applies to --json OUT");
+#ifndef FP4SIM_HAVE_MODELS
+  (void)max_mean;
+  throw std::runtime_error("fp4sim was built without the SystemC models (configure with FP4SIM_SYSTEMC=ON)");
+#else
+  fm::Timing timing = fm::Timing::Analytic;
+  if (vm.count("timing") && !fm::parse_timing(vm["timing"].as<std::string>(), timing))
+    throw UsageError("--timing: expected analytic or cycle, got '" + vm["timing"].as<std::string>() + "'");
+
+  // Parameters: each engine's defaults <- --config <- --param (usage errors before any work).
+  const std::vector<EngineKind> both = {EngineKind::TensorCore, EngineKind::Cube};
+  const std::vector<fm::Params> base = model_params(both, model_param_settings(vm));
+
+  // The table: built in, or --data.
+  std::string text = kCalibrationCsv, name = "built-in kernels.csv";
+  if (vm.count("data")) {
+    name = vm["data"].as<std::string>();
+    const std::vector<uint8_t> bytes = io::read_file(name);
+    text.assign(bytes.begin(), bytes.end());
+  }
+  const std::vector<Point> all = parse_table(text, name);
+  std::vector<const Point*> points;
+  for (const Point& p : all)
+    if (engine == "both" || fm::engine_name(p.c->engine) == engine) points.push_back(&p);
+  if (points.empty()) throw std::runtime_error("calibrate: " + name + " has no point for " + engine);
+
+  Outputs outs(vm["force"].as<bool>());
+  const size_t json_h = vm.count("json") ? outs.file("json", vm["json"].as<std::string>()) : 0;
+
+  for (const fm::Params& p : base) fm::reserve_cores(p.engine, p.cores);
+
+  std::vector<Outcome> rows;
+  for (size_t i = 0; i < points.size(); ++i) {
+    const Point& pt = *points[i];
+    Outcome o{&pt, "", std::nullopt, ""};
+    const std::optional<Proxy> proxy = proxy_for(pt);
+    if (!proxy) {
+      o.note = "not supported by the model (" + std::string(fm::engine_name(pt.c->engine)) + " has no " + pt.format + ")";
+      rows.push_back(std::move(o));
+      continue;
+    }
+    o.model_format = proxy->what;
+    fm::Params prm = base[pt.c->engine == EngineKind::TensorCore ? 0 : 1];
+    if (proxy->fp16_cube) apply_fp16_cube(prm);
+    fm::Workload w;
+    w.cfg = mma_config_for(proxy->format);
+    w.model = w.cfg.model;
+    w.M = pt.m;
+    w.N = pt.n;
+    w.K = pt.k;
+    w.timing_only = true;
+    fm::RunOptions ro;
+    ro.timing = timing;
+    if (timing == fm::Timing::Cycle)
+      std::fprintf(stderr, "calibrate: point %zu of %zu (%s, %llu x %llu x %llu)\n", i + 1, points.size(),
+                   pt.id.c_str(), static_cast<unsigned long long>(pt.m), static_cast<unsigned long long>(pt.n),
+                   static_cast<unsigned long long>(pt.k));
+    try {
+      const fm::Stats s = fm::run(prm, w, ro).stats;
+      o.model_us = static_cast<double>(s.cycles) / (pt.c->clock_ghz * 1e3);
+      o.note = s.mapping.str();
+    } catch (const std::exception& e) {
+      // One point the model cannot run (a shape it rejects, a runtime failure) is a row, not the end.
+      o.note = std::string("model error: ") + e.what();
+    }
+    rows.push_back(std::move(o));
+  }
+
+  // ---- output ----
+  std::vector<std::optional<EngineKind>> groups;
+  for (EngineKind e : both)
+    if (std::any_of(points.begin(), points.end(), [&](const Point* p) { return p->c->engine == e; })) groups.push_back(e);
+  const Summary total = summarize(rows, std::nullopt);
+  if (json_h) {
+    io::Json j;
+    j["tool"] = "fp4sim calibrate";
+    j["version"] = std::string(io::tool_version());
+    j["data"] = name;
+    j["timing"] = std::string(fm::timing_name(timing));
+    j["points"] = io::Json::array();
+    for (const Outcome& o : rows) {
+      io::Json e;
+      e["id"] = o.p->id;
+      e["chip"] = o.p->chip;
+      e["engine"] = std::string(fm::engine_name(o.p->c->engine));
+      e["format"] = o.p->format;
+      e["model_format"] = o.model_format;
+      e["m"] = o.p->m;
+      e["n"] = o.p->n;
+      e["k"] = o.p->k;
+      e["measured_us"] = o.p->measured_us();
+      e["model_us"] = o.model_us ? io::Json(*o.model_us) : io::Json(nullptr);
+      e["error_pct"] = o.model_us ? io::Json(o.error_pct()) : io::Json(nullptr);
+      e["note"] = o.note;
+      e["source"] = o.p->source;
+      j["points"].push_back(e);
+    }
+    const auto sum_json = [](const Summary& s) {
+      io::Json e;
+      e["run"] = s.run;
+      e["unsupported"] = s.unsupported;
+      e["failed"] = s.failed;
+      e["mean_abs_error_pct"] = s.mean_abs;
+      e["max_abs_error_pct"] = s.max_abs;
+      e["max_id"] = s.max_id;
+      return e;
+    };
+    j["summary"]["all"] = sum_json(total);
+    for (const auto& g : groups) j["summary"][std::string(fm::engine_name(*g))] = sum_json(summarize(rows, g));
+    outs.set().write(json_h, j.dump(2) + "\n");
+    outs.commit();
+  }
+
+  std::vector<std::vector<std::string>> cells;
+  for (const Outcome& o : rows)
+    cells.push_back({o.p->id, o.p->chip, o.p->format, o.model_format.empty() ? "-" : o.model_format,
+                     std::to_string(o.p->m), std::to_string(o.p->n), std::to_string(o.p->k),
+                     o.model_us ? fmt_num("%.2f", *o.model_us) : "-", fmt_num("%.2f", o.p->measured_us()),
+                     o.model_us ? fmt_num("%+.1f", o.error_pct()) : "-", o.note});
+  std::cout << "fp4sim calibrate: " << name << ", " << fm::timing_name(timing) << " timing\n";
+  print_table(std::cout, {"id", "chip", "format", "model", "m", "n", "k", "model_us", "measured_us", "error_%", "note"},
+              cells, 4);
+  for (const auto& g : groups) {
+    const Summary s = summarize(rows, g);
+    std::cout << fm::engine_name(*g) << ": " << s.run << " points run, " << s.unsupported << " not supported, "
+              << s.failed << " failed; mean |error| " << fmt_num("%.1f", s.mean_abs) << " %, max |error| "
+              << fmt_num("%.1f", s.max_abs) << " % (" << (s.max_id.empty() ? "-" : s.max_id) << ")\n";
+  }
+  std::cout << "all: " << total.run << " points run; mean |error| " << fmt_num("%.1f", total.mean_abs)
+            << " %, max |error| " << fmt_num("%.1f", total.max_abs) << " %\n";
+  if (total.failed)
+    throw std::runtime_error("calibrate: " + std::to_string(total.failed) + " of " + std::to_string(rows.size()) +
+                             " points failed in the model (see the table)");
+  if (max_mean && total.mean_abs > *max_mean)
+    throw std::runtime_error("calibrate: mean |error| " + fmt_num("%.2f", total.mean_abs) +
+                             " % exceeds --max-mean-error " + fmt_num("%.2f", *max_mean) + " %");
+  return kExitOk;
+#endif
+}
+
+}  // namespace fp4sim::cli
