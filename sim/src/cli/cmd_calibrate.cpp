@@ -312,7 +312,8 @@ int cmd_calibrate(const Invocation& inv) {
   if (points.empty()) throw std::runtime_error("calibrate: " + name + " has no point for " + engine);
 
   Outputs outs(vm["force"].as<bool>());
-  const size_t json_h = vm.count("json") ? outs.file("json", vm["json"].as<std::string>()) : 0;
+  const bool want_json = vm.count("json") > 0;  // (handle 0 is a valid handle)
+  const size_t json_h = want_json ? outs.file("json", vm["json"].as<std::string>()) : 0;
 
   for (const fm::Params& p : base) fm::reserve_cores(p.engine, p.cores);
 
@@ -358,7 +359,7 @@ int cmd_calibrate(const Invocation& inv) {
   for (EngineKind e : both)
     if (std::any_of(points.begin(), points.end(), [&](const Point* p) { return p->c->engine == e; })) groups.push_back(e);
   const Summary total = summarize(rows, std::nullopt);
-  if (json_h) {
+  if (want_json) {
     io::Json j;
     j["tool"] = "fp4sim calibrate";
     j["version"] = std::string(io::tool_version());
