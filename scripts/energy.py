@@ -594,9 +594,16 @@ def simulate(net, top, stream, per_stream=16, warm=None):
     return rise, fall, window * S, mism, stalls, lat
 
 
-def price(net, lib, rise, fall, cycles, period_ns, clock_toggles=True):
+def price(net, lib, rise, fall, cycles, period_ns, convention="physical"):
     """Energy in pJ per cycle by component, from total rising / falling transitions per net over
-    `cycles` cycles."""
+    `cycles` cycles.
+
+    convention "opensta" prices the same transitions the way Debian's OpenSTA 2.0.17 report_power
+    does, for the cross-check: every transition of a pin costs the sum of the rise and fall tables
+    (times the arc's duty: 1 for output and clock pins, 0.5 for other input pins), and only nets a
+    cell drives switch (not those of input ports or the clock port). "physical" (the model): a
+    rising transition costs the rise table, a falling one the fall table, every net switches."""
+    sta = convention == "opensta"
     V2 = lib.voltage ** 2
     slew = net.slews()
     r = rise.astype(float) / cycles
@@ -604,6 +611,8 @@ def price(net, lib, rise, fall, cycles, period_ns, clock_toggles=True):
     r[net.clk] = f[net.clk] = 1.0  # the clock rises and falls once per cycle
     r[:2] = f[:2] = 0.0
     sw = 0.5 * V2 * net.load * (r + f)  # pF V^2 = pJ
+    if sta:
+        sw = sw * np.array([d is not None for d in net.driver])
     internal = np.zeros(net.n)
     for _, cell, conn in net.cells:
         for pin in cell.outputs:
@@ -612,11 +621,15 @@ def price(net, lib, rise, fall, cycles, period_ns, clock_toggles=True):
                 src = INPUT_SLEW_NS if cell.ff else max(
                     [slew[conn[p]] for p in cell.inputs if p in conn] or [INPUT_SLEW_NS])
                 er, ef = cell.out_energy(pin, net.load[o], src)
-                internal[o] += r[o] * er + f[o] * ef
+                internal[o] += (r[o] + f[o]) * (er + ef) if sta else r[o] * er + f[o] * ef
         for pin, (rt, ft) in cell.in_power.items():
             if pin in conn:
                 x = conn[pin]
-                internal[x] += r[x] * rt(slew=slew[x]) + f[x] * ft(slew=slew[x])
+                er, ef = rt(slew=slew[x]), ft(slew=slew[x])
+                if sta:
+                    internal[x] += (r[x] + f[x]) * (er + ef) * (1.0 if x == net.clk else 0.5)
+                else:
+                    internal[x] += r[x] * er + f[x] * ef
     leak = sum(cell.leakage for _, cell, _ in net.cells) * period_ns * 1e-6  # nW * ns = 1e-6 pJ
     clk = net.clk
     return {"internal_pj": float(internal.sum() - internal[clk]), "switching_pj": float(sw.sum() - sw[clk]),
@@ -624,10 +637,10 @@ def price(net, lib, rise, fall, cycles, period_ns, clock_toggles=True):
             "total_pj": float(internal.sum() + sw.sum() + leak)}
 
 
-def uniform(net, lib, activity, period_ns):
-    n = net.n
-    half = np.full(n, activity / 2.0)
-    return price(net, lib, half * 1e6, half * 1e6, 1e6, period_ns)
+def uniform(net, lib, activity, period_ns, convention="physical"):
+    """Every non-clock net toggling `activity` times per cycle, half of them rising."""
+    half = np.full(net.n, activity / 2.0 * 1e6)
+    return price(net, lib, half, half, 1e6, period_ns, convention)
 
 
 # ---------------------------------------------------------------- OpenSTA
@@ -689,13 +702,77 @@ def check(json_path):
     return 0
 
 
+UNIT_FORMAT = {"hif4_pe": "hif4", "nvfp4_pe64": "nvfp4", "nvfp4_pe64_fixed": "nvfp4",
+               "bs_dot_k64_ue4m3_b16": "nvfp4", "bs_dot_k64_ue8m0_b32": "mxfp4", "bs_dot_k32": "mxfp4",
+               "nvfp4_pts_mul": "nvfp4"}
+DEFAULT_DIST = "llm"
+
+
+def report(liberty, outdir, json_path, units):
+    """rtl/energy.json: per unit and distribution energy per instruction, pJ/MAC and TOPS/W; the
+    unit's top-level energy_pj / pj_per_mac / tops_per_w are those of DEFAULT_DIST; each unit also
+    gets OpenSTA's vectorless total at its measured DEFAULT_DIST toggle rate next to ours."""
+    data = {}
+    if os.path.exists(json_path):
+        try:
+            old = json.load(open(json_path))
+            if check(json_path) == 0:  # keep other units' entries only if they are still current
+                data = {k: v for k, v in old.items() if not k.startswith("_")}
+        except ValueError:
+            pass
+    lib = Liberty(liberty)
+    for u in units:
+        r = json.load(open(os.path.join(outdir, u, "energy.json")))
+        k = {"bs_dot_k32": 32, "nvfp4_pts_mul": 0}.get(u, 64)
+        entry = {"format": UNIT_FORMAT.get(u, "?"), "macs_per_instruction": k, "period_ns": r["period_ns"],
+                 "cells": r["cells"], "flops": r["flops"], "dist": {}}
+        for d, e in r["dist"].items():
+            if e["mismatches"]:
+                raise EnergyError(f"{u} {d}: {e['mismatches']} results differ from golden; not written")
+            x = {"energy_pj": round(e["total_pj"], 3),
+                 "pj_per_mac": round(e["total_pj"] / k, 4) if k else None,
+                 "tops_per_w": round(2 * k / e["total_pj"], 4) if k else None,
+                 "internal_pj": round(e["internal_pj"], 3), "switching_pj": round(e["switching_pj"], 3),
+                 "clock_pj": round(e["clock_pj"], 3), "leakage_pj": round(e["leakage_pj"], 4),
+                 "toggle_rate": round(e["toggle_rate"], 5), "instructions": e["instructions"],
+                 "window_cycles": e["window_cycles"]}
+            entry["dist"][d] = x
+        dflt = entry["dist"][DEFAULT_DIST]
+        for c in ("energy_pj", "pj_per_mac", "tops_per_w"):
+            entry[c] = dflt[c]
+        net_v = os.path.join(outdir, u, "netlist.v")
+        top = {"nvfp4_pe64_fixed": "nvfp4_pe64"}.get(u, u if not u.startswith("bs_dot_k64") else "bs_dot_k64")
+        act = dflt["toggle_rate"]
+        net = Netlist(os.path.join(outdir, u, "netlist.json"), top, lib)
+        ours = uniform(net, lib, act, r["period_ns"], "opensta")
+        phys = uniform(net, lib, act, r["period_ns"])
+        sta = sta_power(liberty, net_v, top, r["period_ns"], act)
+        entry["sta_check"] = {"activity": act, "opensta_total_pj": round(sta["total_pj"], 3),
+                              "model_opensta_convention_pj": round(ours["total_pj"], 3),
+                              "model_uniform_pj": round(phys["total_pj"], 3),
+                              "ratio": round(ours["total_pj"] / sta["total_pj"], 4)}
+        data[u] = entry
+        print(f"energy: {u}: {entry['energy_pj']:.1f} pJ/instr ({DEFAULT_DIST}); OpenSTA at toggle rate {act:.3f}: "
+              f"{sta['total_pj']:.1f} pJ/cycle, ours its way {ours['total_pj']:.1f} (ratio {entry['sta_check']['ratio']})")
+    out = {k: data[k] for k in sorted(data)}
+    out["_default_dist"] = DEFAULT_DIST
+    out["_node"] = (f"OSU 0.18 um standard cells ({os.path.basename(liberty)}, typical corner, "
+                    f"{lib.voltage:g} V, 25 C); no projection to another node")
+    out["_clock"] = "each unit at its fmax from rtl/area.json (leakage x period); dynamic energy does not depend on it"
+    out["_provenance"] = provenance()
+    tmp = json_path + ".partial"
+    json.dump(out, open(tmp, "w"), indent=1)
+    os.replace(tmp, json_path)
+    print(f"wrote {json_path}")
+
+
 # ---------------------------------------------------------------- command line
 
-def opts(argv, names):
+def opts(argv, names, optional=()):
     o, rest = {}, []
     i = 0
     while i < len(argv):
-        if argv[i].startswith("--") and argv[i][2:] in names:
+        if argv[i].startswith("--") and (argv[i][2:] in names or argv[i][2:] in optional):
             if i + 1 >= len(argv):
                 raise EnergyError(f"{argv[i]} needs a value")
             o[argv[i][2:]] = argv[i + 1]
@@ -706,7 +783,7 @@ def opts(argv, names):
             rest.append(argv[i])
             i += 1
     for nm in names:
-        if nm not in o and not nm.startswith("opt-"):
+        if nm not in o:
             raise EnergyError(f"--{nm} is required")
     return o, rest
 
@@ -744,11 +821,18 @@ def main(argv):
                   f"toggle rate {rate:.4f}, {mism} mismatches vs golden", flush=True)
         json.dump(res, open(o["out"], "w"), indent=1)
         return 0
+    if cmd == "report":
+        o, rest = opts(args, ["liberty"])
+        if len(rest) < 3:
+            raise EnergyError("report needs OUTDIR JSON UNIT...")
+        report(o["liberty"], rest[0], rest[1], rest[2:])
+        return 0
     if cmd == "uniform":
-        o, _ = opts(args, ["liberty", "netlist", "top", "period", "activity"])
+        o, _ = opts(args, ["liberty", "netlist", "top", "period", "activity"], ["convention"])
         lib = Liberty(o["liberty"])
         net = Netlist(o["netlist"], o["top"], lib)
-        print(json.dumps(uniform(net, lib, float(o["activity"]), float(o["period"]))))
+        print(json.dumps(uniform(net, lib, float(o["activity"]), float(o["period"]),
+                                 o.get("convention", "physical"))))
         return 0
     if cmd == "sta":
         o, _ = opts(args, ["liberty", "netlist", "top", "period", "activity"])

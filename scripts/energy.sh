@@ -82,3 +82,35 @@ for name in "${UNITS[@]}"; do
   done_units+=("$name")
 done
 [ -n "$NETONLY" ] && { [ $fails -eq 0 ]; exit; }
+
+# Operand streams (golden's quantizer and mma_dot) and the measurement.
+STREAM=${ENERGY_STREAM:-build/tests/energy/energy_stream}
+[ -x "$STREAM" ] || { echo "energy.sh: $STREAM not built (cmake --build build --target energy_stream)" >&2; exit 1; }
+N=${ENERGY_INSTR:-2048}
+DISTS="llm gaussian outlier sparse zeros"
+measured=()
+for name in "${done_units[@]}"; do
+  module=${TOP[$name]%%|*}
+  dir=$OUT/$name
+  k=64
+  case "$name" in bs_dot_k32) k=32 ;; nvfp4_pts_mul) k=1 ;; esac
+  su=$name
+  [ "$name" = nvfp4_pe64_fixed ] && su=nvfp4_pe64
+  period=$(python3 -c "import json,sys; print(round(1000.0 / json.load(open('rtl/area.json'))[sys.argv[1]]['fmax_mhz'], 4))" "$name") \
+    || { echo "energy: $name FAIL (no fmax_mhz in rtl/area.json)"; fails=$((fails + 1)); continue; }
+  streams=()
+  for d in $DISTS; do
+    "$STREAM" "$su" "$d" "$N" 1 "$dir/$d.stream" || { echo "energy: $name FAIL (stream $d)"; fails=$((fails + 1)); continue 2; }
+    streams+=("$dir/$d.stream")
+  done
+  if python3 scripts/energy.py measure --liberty "$LIBERTY" --netlist "$dir/netlist.json" --top "$module" \
+      --period "$period" --k "$k" --out "$dir/energy.json" "${streams[@]}"; then
+    measured+=("$name")
+  else
+    echo "energy: $name FAIL (measurement)"; fails=$((fails + 1))
+  fi
+done
+if [ -n "$JSON" ] && [ ${#measured[@]} -gt 0 ]; then
+  python3 scripts/energy.py report --liberty "$LIBERTY" "$OUT" "$JSON" "${measured[@]}" || fails=$((fails + 1))
+fi
+[ $fails -eq 0 ]
