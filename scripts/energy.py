@@ -727,8 +727,9 @@ def report(liberty, outdir, json_path, units):
         entry = {"format": UNIT_FORMAT.get(u, "?"), "macs_per_instruction": k, "period_ns": r["period_ns"],
                  "cells": r["cells"], "flops": r["flops"], "dist": {}}
         for d, e in r["dist"].items():
-            if e["mismatches"]:
-                raise EnergyError(f"{u} {d}: {e['mismatches']} results differ from golden; not written")
+            if e["mismatches"] or e["input_stalls"]:
+                raise EnergyError(f"{u} {d}: {e['mismatches']} results differ from golden, {e['input_stalls']} "
+                                  "cycles with the input not ready; not written")
             x = {"energy_pj": round(e["total_pj"], 3),
                  "pj_per_mac": round(e["total_pj"] / k, 4) if k else None,
                  "tops_per_w": round(2 * k / e["total_pj"], 4) if k else None,
@@ -764,6 +765,34 @@ def report(liberty, outdir, json_path, units):
     json.dump(out, open(tmp, "w"), indent=1)
     os.replace(tmp, json_path)
     print(f"wrote {json_path}")
+
+
+def print_table(json_path):
+    """Markdown: pJ/MAC per unit x distribution, and the default distribution's breakdown."""
+    d = json.load(open(json_path))
+    units = [u for u in d if not u.startswith("_")]
+    dists = list(d[units[0]]["dist"])
+    print("| unit | format | " + " | ".join(dists) + " |")
+    print("|---|---|" + "---:|" * len(dists))
+    for u in units:
+        e = d[u]
+        cells = [f"{e['dist'][x]['pj_per_mac']:.2f}" if e["dist"][x]["pj_per_mac"] is not None
+                 else f"{e['dist'][x]['energy_pj']:.1f} pJ/op" for x in dists]
+        print(f"| {u} | {e['format']} | " + " | ".join(cells) + " |")
+    dd = d["_default_dist"]
+    print()
+    print(f"| unit ({dd}) | pJ/instr | pJ/MAC | TOPS/W | internal | switching | clock | leakage | toggle rate | "
+          "OpenSTA its way / ours its way |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for u in units:
+        e = d[u]
+        x = e["dist"][dd]
+        s = e["sta_check"]
+        pm = f"{x['pj_per_mac']:.2f}" if x["pj_per_mac"] is not None else "–"
+        tw = f"{x['tops_per_w']:.3f}" if x["tops_per_w"] is not None else "–"
+        print(f"| {u} | {x['energy_pj']:.1f} | {pm} | {tw} | {x['internal_pj']:.1f} | {x['switching_pj']:.1f} | "
+              f"{x['clock_pj']:.1f} | {x['leakage_pj']:.3f} | {x['toggle_rate']:.3f} | "
+              f"{s['opensta_total_pj']:.0f} / {s['model_opensta_convention_pj']:.0f} ({s['ratio']:.2f}) |")
 
 
 # ---------------------------------------------------------------- command line
@@ -820,6 +849,11 @@ def main(argv):
             print(f"energy: {o['top']} {dist}: {e['total_pj']:.2f} pJ/instr ({e['total_pj'] / k:.3f} pJ/MAC), "
                   f"toggle rate {rate:.4f}, {mism} mismatches vs golden", flush=True)
         json.dump(res, open(o["out"], "w"), indent=1)
+        return 0
+    if cmd == "table":
+        if len(args) != 1:
+            raise EnergyError("table needs one JSON file")
+        print_table(args[0])
         return 0
     if cmd == "report":
         o, rest = opts(args, ["liberty"])

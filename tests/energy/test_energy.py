@@ -2,7 +2,7 @@
 """Tests of scripts/energy.py (CTest, label energy). One test per command:
 
   test_energy.py tiny LIBERTY WORKDIR
-      The model on a four-cell netlist, every number derived here by hand from the liberty's table
+      The model on a three-cell netlist, every number derived here by hand from the liberty's table
       values (copied below from osu018_stdcells.lib, not read through energy.py), and the same
       netlist through OpenSTA's report_power (equal to 1 %).
   test_energy.py sta LIBERTY NETDIR
