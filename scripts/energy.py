@@ -226,11 +226,12 @@ class Liberty:
         ops = lib.sub("operating_conditions")
         if ops and "voltage" in ops[0].attrs:
             self.voltage = float(ops[0].attrs["voltage"])
-        units = {"time_unit": "1ns", "capacitive_load_unit": None, "leakage_power_unit": "1nW"}
+        # The units the arithmetic below assumes (energy tables then come out in pF V^2 = pJ).
         if lib.attrs.get("time_unit", "1ns").replace('"', "") != "1ns" or \
                 lib.attrs.get("leakage_power_unit", "1nW").replace('"', "") != "1nW":
             raise EnergyError(f"{path}: only time_unit 1ns and leakage_power_unit 1nW are handled")
-        del units
+        if lib.attrs.get("capacitive_load_unit", "1, pf").replace(" ", "").lower() not in ("1,pf",):
+            raise EnergyError(f"{path}: only capacitive_load_unit (1, pf) is handled")
         self.cells = {c.args[0]: Cell(c, templates) for c in lib.sub("cell")}
 
 
@@ -373,10 +374,9 @@ class Netlist:
                                      "func": {p: mk(cell.func[p]) for p in cell.outputs}})
 
     def cells_by_type(self, name):
-        for _, cell, _ in self.cells:
-            if cell.name == name:
-                return cell
-        raise KeyError(name)
+        if not hasattr(self, "_types"):
+            self._types = {cell.name: cell for _, cell, _ in self.cells}
+        return self._types[name]
 
     def slews(self):
         """Per net slew (ns), propagated from INPUT_SLEW_NS through the cells in level order."""
