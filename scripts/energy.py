@@ -37,6 +37,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 
@@ -654,8 +655,9 @@ def sta_power(liberty, netlist_v, top, period_ns, activity):
            f"set_power_activity -input -activity {activity} -duty 0.5\n"
            "report_power -digits 6\nexit\n")
     try:
-        out = subprocess.run(["sta", "-no_splash", "-exit"], input=tcl, capture_output=True, text=True,
-                             timeout=300).stdout
+        with tempfile.TemporaryDirectory() as tmp:  # sta leaves its .history_sta in the working folder
+            out = subprocess.run(["sta", "-no_splash", "-exit"], input=tcl, capture_output=True, text=True,
+                                 timeout=300, cwd=tmp).stdout
     except FileNotFoundError:
         raise EnergyError("sta (OpenSTA) not found")
     m = re.search(r"^Total\s+([-\d.e+]+)\s+([-\d.e+]+)\s+([-\d.e+]+)\s+([-\d.e+]+)", out, flags=re.M)
@@ -848,7 +850,9 @@ def main(argv):
             res["dist"][dist] = e
             print(f"energy: {o['top']} {dist}: {e['total_pj']:.2f} pJ/instr ({e['total_pj'] / k:.3f} pJ/MAC), "
                   f"toggle rate {rate:.4f}, {mism} mismatches vs golden", flush=True)
-        json.dump(res, open(o["out"], "w"), indent=1)
+        tmp = o["out"] + ".partial"
+        json.dump(res, open(tmp, "w"), indent=1)
+        os.replace(tmp, o["out"])
         return 0
     if cmd == "table":
         if len(args) != 1:
@@ -880,6 +884,6 @@ def main(argv):
 if __name__ == "__main__":
     try:
         sys.exit(main(sys.argv[1:]))
-    except EnergyError as e:
+    except (EnergyError, LibertyError, OSError, ValueError, KeyError) as e:
         print(f"energy.py: {e}", file=sys.stderr)
         sys.exit(1)
