@@ -14,6 +14,8 @@
       activity, and with every net's toggle count; the simulated results equal golden's.
   test_energy.py whatif FP4SIM ENERGY_JSON WORKDIR
       `fp4sim whatif` prints energy_pj / pj_per_mac / tops_per_w equal to rtl/energy.json.
+  test_energy.py run FP4SIM ENERGY_JSON WORKDIR
+      `fp4sim run --quick`'s report.json carries the same per run.
 """
 import csv
 import json
@@ -263,6 +265,32 @@ def whatif(fp4sim, energy_json, work):
     return ok and seen > 0
 
 
+def run_report(fp4sim, energy_json, work):
+    os.makedirs(work, exist_ok=True)
+    out = os.path.join(work, "run_quick")
+    subprocess.run([fp4sim, "run", "--quick", "--force", "--out", out], check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    ej = json.load(open(energy_json))
+    rep = json.load(open(os.path.join(out, "report.json")))
+    units = {("tensor-core", "nvfp4"): "bs_dot_k64_ue4m3_b16", ("tensor-core", "mxfp4"): "bs_dot_k64_ue8m0_b32",
+             ("cube", "hif4"): "hif4_pe", ("cube", "nvfp4"): "nvfp4_pe64", ("cube", "mxfp4"): "bs_dot_k64_ue8m0_b32"}
+    ok, seen = True, 0
+    for r in rep["runs"]:
+        u = units.get((r["engine"], r["format"]))
+        en = r.get("energy", "missing")
+        if u is None or u not in ej:
+            print(f"{'ok  ' if en is None else 'FAIL'} {r['engine']} {r['format']}: no unit, energy null")
+            ok &= en is None
+            continue
+        seen += 1
+        tag = f"{r['engine']} {r['format']}"
+        ok &= en["unit"] == u and en["distribution"] == ej["_default_dist"]
+        ok &= close(f"{tag} pj_per_mac", en["pj_per_mac"], ej[u]["pj_per_mac"], 1e-9)
+        ok &= close(f"{tag} tops_per_w", en["tops_per_w"], ej[u]["tops_per_w"], 1e-9)
+        ok &= close(f"{tag} energy_pj", en["energy_pj"], r["stats"]["macs"] * ej[u]["pj_per_mac"], 1e-9)
+    return ok and seen > 0
+
+
 def main(argv):
     cmd = argv[0]
     if cmd == "tiny":
@@ -273,6 +301,8 @@ def main(argv):
         return monotone(argv[1], argv[2], argv[3])
     if cmd == "whatif":
         return whatif(argv[1], argv[2], argv[3])
+    if cmd == "run":
+        return run_report(argv[1], argv[2], argv[3])
     raise SystemExit(f"unknown test {cmd}")
 
 
