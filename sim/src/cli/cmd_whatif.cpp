@@ -420,7 +420,7 @@ int cmd_whatif(const Invocation& inv) {
     const UnitEnergy* en = eunit ? energy_of(eunit) : nullptr;
     if (en) {
       const double macs = static_cast<double>(c.M) * static_cast<double>(c.N) * static_cast<double>(c.K);
-      csv << "," << fmt_num("%.6g", macs * en->pj_per_mac) << "," << fmt_num("%.4f", en->pj_per_mac) << ","
+      csv << "," << (r.stats ? fmt_num("%.6g", macs * en->pj_per_mac) : "") << "," << fmt_num("%.4f", en->pj_per_mac) << ","
           << fmt_num("%.4f", en->tops_per_w);
     } else {
       csv << ",,,";
