@@ -13,8 +13,9 @@
 #   --json FILE     write the results there (rtl/energy.json in the repository)
 #   --out DIR       netlists and work files (default build-gatesim, shared with gatesim.sh)
 #   --netlist-only  synthesize (or reuse) the netlists and their JSON, nothing else
-# Environment: LIBERTY, SYNTH_TIMEOUT (s, default 1800), FP4SIM (the fp4sim CLI; default
-#   build/sim/fp4sim), ENERGY_INSTR (instructions per distribution, default 2048).
+# Environment: LIBERTY, SYNTH_TIMEOUT (s, default 1800), ENERGY_STREAM (the stream tool; default
+#   build/tests/energy/energy_stream), ENERGY_INSTR (instructions per distribution, a multiple of
+#   1024, default 2048).
 # Exit status: 0 when every unit was measured, 1 otherwise.
 set -euo pipefail
 cd "$(dirname "$0")/.."
