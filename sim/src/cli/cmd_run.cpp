@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli/cli.hpp"
+#include "cli/energy_table.hpp"
 #include "fp4sim/io/atomic_file.hpp"
 #include "fp4sim/io/manifest.hpp"
 #include "fp4sim/io/vectors.hpp"
@@ -65,6 +66,7 @@ struct Row {
   double rtl_s = 0;
   std::string rtl_first_mismatch;
   std::string rtl_trace;  // FST written for this configuration, if any
+  const UnitEnergy* energy = nullptr;  // the unit's energy per MAC (rtl/energy.json); nullptr: none
 };
 
 // "t.fst" -> "t.tensor-core-nvfp4.fst": one waveform per configuration.
@@ -315,6 +317,7 @@ int cmd_run(const Invocation& inv) {
     Row r;
     r.engine = e.engine;
     r.format = std::string(info(e.format).name);
+    if (const char* u = unit_of(e.engine, e.format)) r.energy = energy_of(u);
     r.params = &params[std::string(e.engine) == "cube" ? 1 : 0];
 #ifdef FP4SIM_HAVE_RTL
     std::shared_ptr<RtlDatapath> rtl_dp;  // shared: fm::Datapath is a copyable std::function
@@ -406,14 +409,18 @@ int cmd_run(const Invocation& inv) {
                      std::to_string(r.total - r.mismatches) + "/" + std::to_string(r.total),
                      std::to_string(r.stats.cycles), fmt_num("%.0f", r.stats.macs_per_cycle()),
                      fmt_num("%.1f%%", 100 * r.stats.utilization()), r.top_stall, fmt_num("%.3e", r.err.rel_err),
-                     fmt_num("%.2f", r.err.qsnr_db), r.rtl_unit.empty() ? fmt_num("%.2f", r.model_s / r.golden_s) : "-"});  // RTL datapath: no ratio
+                     fmt_num("%.2f", r.err.qsnr_db), r.rtl_unit.empty() ? fmt_num("%.2f", r.model_s / r.golden_s) : "-",  // RTL datapath: no ratio
+                     r.energy ? fmt_num("%.4g", static_cast<double>(r.stats.macs) * r.energy->pj_per_mac / 1e6) : "-",
+                     r.energy ? fmt_num("%.3f", r.energy->pj_per_mac) : "-",
+                     r.energy ? fmt_num("%.4f", r.energy->tops_per_w) : "-"});
     if (use_rtl)
       table.back().push_back(r.rtl_unit.empty() ? "-"
                                                 : r.rtl_unit + " " + std::to_string(r.rtl_checked - r.rtl_mismatches) +
                                                       "/" + std::to_string(r.rtl_checked));
   }
   std::vector<std::string> head = {"engine", "format", "bit-exact", "equal/total", "cycles", "MACs/cycle",
-                                   "util", "top stall", "rel err", "QSNR dB", "time/golden"};
+                                   "util", "top stall", "rel err", "QSNR dB", "time/golden", "energy uJ", "pJ/MAC",
+                                   "TOPS/W"};
   if (use_rtl) head.push_back("RTL equal/checked");
   std::cout << "\n";
   print_table(std::cout, head, table, 4);
@@ -465,6 +472,12 @@ int cmd_run(const Invocation& inv) {
                          {"error_vs_fp64",
                           {{"rel_err", num(r.err.rel_err)}, {"qsnr_db", num(r.err.qsnr_db)},
                            {"max_abs", num(r.err.max_abs)}, {"bias", num(r.err.bias)}}},
+                         {"energy", r.energy ? io::Json{{"unit", r.energy->unit},
+                                                        {"distribution", energy_dist()},
+                                                        {"energy_pj", num(static_cast<double>(r.stats.macs) * r.energy->pj_per_mac)},
+                                                        {"pj_per_mac", num(r.energy->pj_per_mac)},
+                                                        {"tops_per_w", num(r.energy->tops_per_w)}}
+                                             : io::Json()},
                          {"model_seconds", r.model_s},
                          {"golden_seconds", r.golden_s}});
     if (use_rtl) {
@@ -507,7 +520,10 @@ int cmd_run(const Invocation& inv) {
         "cycles of the whole layer; **MACs/cycle**: multiply-accumulates per cycle; **util**: MACs/cycle over the "
         "engine's peak; **top stall**: the stall cause with the most cycles; **rel err**, **QSNR dB**: error of D "
         "against the FP64 product of the unquantized X and W; **time/golden**: wall time of the model over that of "
-        "golden gemm (\"-\" when the RTL computed the datapath)"
+        "golden gemm (\"-\" when the RTL computed the datapath); **energy uJ**, **pJ/MAC**, **TOPS/W**: the layer's "
+        "MACs at the energy per MAC of the dot-product unit that runs the format (rtl/energy.json: gate-level "
+        "toggles of the mapped netlist on \"" << energy_dist() << "\" operands, OSU 0.18 um at 1.8 V; the datapath "
+        "alone, no memory or data movement; docs/area.md \"Energy\")"
      << (use_rtl ? "; **RTL equal/checked**: instructions whose RTL result equals golden mma_dot / instructions checked"
                  : "")
      << ".\n";

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cli/cli.hpp"
+#include "cli/energy_table.hpp"
 #include "fp4sim/io/atomic_file.hpp"
 #include "fp4sim/io/crc32.hpp"
 #include "fp4sim/io/manifest.hpp"
@@ -352,7 +353,8 @@ int cmd_whatif(const Invocation& inv) {
   }
   if (configs.empty()) throw UsageError("--format: " + engine + " runs none of the formats given");
 
-  area_table();  // the built-in area data parses (or fails) before any work
+  area_table();  // the built-in area and energy data parse (or fail) before any work
+  energy_of("");
 
   // Core slots for the largest chip of the sweep, before the first job.
   for (EngineKind e : engines) {
@@ -375,7 +377,8 @@ int cmd_whatif(const Invocation& inv) {
   for (const std::string& k : pcols) head << k << ",";
   head << "engine,format,m,n,k,timing,map_tile_m,map_tile_n,map_tile_k,map_l1_k,map_stages,map_raster,cycles,"
           "compute_cycles,instructions,tiles,macs_per_cycle,utilization,compute_roofline_cycles,"
-          "memory_roofline_cycles,mappings_evaluated,area_unit,area_mm2,fmax_mhz,time_us,macs_per_s_per_mm2";
+          "memory_roofline_cycles,mappings_evaluated,area_unit,area_mm2,fmax_mhz,time_us,macs_per_s_per_mm2,"
+          "energy_pj,pj_per_mac,tops_per_w";
   for (const std::string& s : scols) head << ",stall_" << s;
   for (const std::string& b : bcols) head << ",bytes_" << b;
   head << ",error\n";
@@ -410,6 +413,17 @@ int cmd_whatif(const Invocation& inv) {
           << (r.stats && um2 > 0 ? fmt_num("%.5g", r.stats->macs_per_cycle() * area->fmax_mhz * 1e6 / mm2) : "");
     } else {
       csv << ",,,,,";
+    }
+    // Energy (rtl/energy.json, its default data distribution): the GEMM's M*N*K MACs at the unit's
+    // pJ per MAC, the datapath alone (no memory or data movement), any pe_k.
+    const char* eunit = unit_of(fm::engine_name(c.engine), c.format);
+    const UnitEnergy* en = eunit ? energy_of(eunit) : nullptr;
+    if (en) {
+      const double macs = static_cast<double>(c.M) * static_cast<double>(c.N) * static_cast<double>(c.K);
+      csv << "," << (r.stats ? fmt_num("%.6g", macs * en->pj_per_mac) : "") << "," << fmt_num("%.4f", en->pj_per_mac) << ","
+          << fmt_num("%.4f", en->tops_per_w);
+    } else {
+      csv << ",,,";
     }
     const auto& causes = fm::stall_causes(c.engine);
     for (const std::string& s : scols)
