@@ -363,7 +363,7 @@ class LoadEngine : public sc_module {
     for (;;) {
       Stage j = jobs.pop();
       const uint64_t tag = seq_++;
-      uint64_t n = 0;
+      int64_t n = 0;
       for (const Slab& sl : j.slabs)
         for_each_request(*g_job.s, sl, [&](uint64_t key, uint32_t bytes) {
           // One cycle to the L2: the port sees each cycle's requests together, whatever order the
@@ -371,7 +371,9 @@ class LoadEngine : public sc_module {
           mem->push({key, bytes, false, tag, &resp}, 1);
           ++n;
         });
-      left_[tag] = n;
+      // +=: while this thread was blocked pushing (the L2 queue is bounded), receive() may already
+      // have counted early responses of this tag against it.
+      left_[tag] += n;
       inflight.push(std::move(j));
     }
   }
@@ -392,7 +394,7 @@ class LoadEngine : public sc_module {
   }
   Port link_;
   uint64_t seq_ = 0, rtag_ = 0;
-  std::unordered_map<uint64_t, uint64_t> left_;
+  std::unordered_map<uint64_t, int64_t> left_;  // responses still due per tag (< 0: early ones)
 };
 
 // A finished output tile on its way out (values when functional).

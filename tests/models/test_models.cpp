@@ -674,6 +674,17 @@ TEST(System, MultipleJobsAreIndependentOfHistory) {
   EXPECT_GE(fm::sim_starts(), 4u);
 }
 
+// A load engine whose requests block on the bounded L2 queue while earlier responses of the same
+// job already arrive (large L1 chunks: many requests per job): every response must count against
+// its job. The case (HiF4 512 x 4096 x 4096 with l1_bytes=1048576, cycle timing) stopped
+// with "simulation stopped before the job finished" when the early responses were lost.
+TEST(System, LoadEngineCountsEarlyResponses) {
+  const fm::Workload w = timing_only(MmaKindId::Hif4, Model::AscendHif4, 512, 4096, 4096);
+  fm::Result r;
+  ASSERT_NO_THROW(r = fm::run(cube_params({{"l1_bytes", "1048576"}}), w, mode(fm::Timing::Cycle)));
+  check_stats(r.stats, 512, 4096, 4096);
+}
+
 TEST(System, ProgressReachesOne) {
   const Problem p = make_problem(MmaKindId::Mxf4Nvf4, Model::Blackwell, 256, 64, 128, false, 30);
   double last = 0;
