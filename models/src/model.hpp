@@ -56,6 +56,9 @@ bool fits(const Params& p, const Shape& s, const Mapping& m, Geometry& g, std::s
 // Every mapping that fits, honouring the pinned parts of p (throws if none does).
 std::vector<Mapping> candidates(const Params& p, const Shape& s);
 
+// Cores a mapping runs on.
+inline int64_t grid_of(const Params& p, const Mapping& m) { return m.cores ? m.cores : p.cores; }
+
 // The analytic (closed-form, per tile) estimate of one mapping.
 Stats analytic(const Params& p, const Shape& s, const Mapping& m);
 

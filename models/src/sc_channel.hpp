@@ -27,8 +27,43 @@ inline uint64_t now_cycles() { return sc_core::sc_time_stamp().value() / kClockP
 inline sc_core::sc_time cycles_time(uint64_t n) {
   return sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(n) * kClockPs);
 }
+// A job that fails (a unit throws, or the simulation runs out of events before the job is done)
+// is unwound: g_aborting is set, every unit blocked on an event wakes (abort_event), throws
+// Aborted from its wait and parks until the next job (sc_models.cpp unit_loop). Without that a
+// failed job would leave threads mid-iteration and poison every later job of the process.
+struct Aborted {};
+extern bool g_aborting;
+sc_core::sc_event& abort_event();
+inline void check_abort() {
+  if (g_aborting) throw Aborted{};
+}
+// Waits for `e` or an abort.
+inline void wait_event(const sc_core::sc_event& e) {
+  check_abort();
+  sc_core::wait(e | abort_event());
+  check_abort();
+}
 inline void wait_cycles(uint64_t n) {
+  check_abort();
   if (n) sc_core::wait(cycles_time(n));
+  check_abort();
+}
+
+// SC_METHOD units: true when `c` has a visible item; else the method is re-triggered when one can
+// be (the event a thread's pop() would wait on) and returns false.
+template <class C>
+bool pop_ready(C& c) {
+  if (c.can_pop()) return true;
+  const uint64_t fr = c.front_ready();
+  if (fr == UINT64_MAX) sc_core::next_trigger(c.written() | abort_event());
+  else sc_core::next_trigger(cycles_time(fr - now_cycles()));
+  return false;
+}
+template <class C>
+bool push_ready(C& c) {
+  if (c.can_push()) return true;
+  sc_core::next_trigger(c.read() | abort_event());
+  return false;
 }
 
 extern bool g_tracing;  // write the traced channels' signals (only while a VCD is open)
@@ -54,7 +89,12 @@ class Channel {
     show();
   }
   void push(T v, uint64_t delay = 0) {
-    while (q_.size() >= cap_) sc_core::wait(read_);
+    while (q_.size() >= cap_) wait_event(read_);
+    push_now(std::move(v), delay);
+  }
+  // Method units (no wait): push when can_push(), pop when can_pop().
+  bool can_push() const { return q_.size() < cap_; }
+  void push_now(T v, uint64_t delay = 0) {
     q_.push_back({std::move(v), now_cycles() + delay});
     written_.notify(sc_core::SC_ZERO_TIME);
     if (also_) also_->notify(sc_core::SC_ZERO_TIME);
@@ -62,11 +102,14 @@ class Channel {
   }
   T pop() {
     for (;;) {
-      while (q_.empty()) sc_core::wait(written_);
+      while (q_.empty()) wait_event(written_);
       const uint64_t now = now_cycles();
       if (q_.front().ready <= now) break;
       wait_cycles(q_.front().ready - now);
     }
+    return pop_now();
+  }
+  T pop_now() {
     T v = std::move(q_.front().v);
     q_.pop_front();
     read_.notify(sc_core::SC_ZERO_TIME);
@@ -78,6 +121,7 @@ class Channel {
   uint64_t front_ready() const { return q_.empty() ? UINT64_MAX : q_.front().ready; }
   size_t size() const { return q_.size(); }
   const sc_core::sc_event& written() const { return written_; }
+  const sc_core::sc_event& read() const { return read_; }
   void also_notify(sc_core::sc_event* e) { also_ = e; }
 
   // Creates the signals (elaboration only) and adds them to the trace.
