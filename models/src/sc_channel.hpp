@@ -18,6 +18,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "fp4sim/models/models.hpp"
 
@@ -28,19 +29,23 @@ inline sc_core::sc_time cycles_time(uint64_t n) {
   return sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(n) * kClockPs);
 }
 // A job that fails (a unit throws, or the simulation runs out of events before the job is done)
-// is unwound: g_aborting is set, every unit blocked on an event wakes (abort_event), throws
-// Aborted from its wait and parks until the next job (sc_models.cpp unit_loop). Without that a
-// failed job would leave threads mid-iteration and poison every later job of the process.
+// is unwound: g_aborting is set, every event a unit may wait on is notified (wake_all), and each
+// unit throws Aborted from its wait and parks until the next job (sc_models.cpp unit_loop).
+// Without that a failed job would leave threads mid-iteration and poison every later job of the
+// process. (Waiting on `e | abort` instead would allocate an event list per wait.)
 struct Aborted {};
 extern bool g_aborting;
-sc_core::sc_event& abort_event();
+std::vector<sc_core::sc_event*>& wake_list();  // every event a unit waits on
+inline void wake_all() {
+  for (sc_core::sc_event* e : wake_list()) e->notify(sc_core::SC_ZERO_TIME);
+}
 inline void check_abort() {
   if (g_aborting) throw Aborted{};
 }
 // Waits for `e` or an abort.
 inline void wait_event(const sc_core::sc_event& e) {
   check_abort();
-  sc_core::wait(e | abort_event());
+  sc_core::wait(e);
   check_abort();
 }
 inline void wait_cycles(uint64_t n) {
@@ -55,14 +60,14 @@ template <class C>
 bool pop_ready(C& c) {
   if (c.can_pop()) return true;
   const uint64_t fr = c.front_ready();
-  if (fr == UINT64_MAX) sc_core::next_trigger(c.written() | abort_event());
+  if (fr == UINT64_MAX) sc_core::next_trigger(c.written());
   else sc_core::next_trigger(cycles_time(fr - now_cycles()));
   return false;
 }
 template <class C>
 bool push_ready(C& c) {
   if (c.can_push()) return true;
-  sc_core::next_trigger(c.read() | abort_event());
+  sc_core::next_trigger(c.read());
   return false;
 }
 
@@ -71,7 +76,10 @@ extern bool g_tracing;  // write the traced channels' signals (only while a VCD 
 template <class T>
 class Channel {
  public:
-  explicit Channel(std::string name, size_t capacity = 1) : name_(std::move(name)), cap_(capacity) {}
+  explicit Channel(std::string name, size_t capacity = 1) : name_(std::move(name)), cap_(capacity) {
+    wake_list().push_back(&written_);
+    wake_list().push_back(&read_);
+  }
   Channel(const Channel&) = delete;
   Channel& operator=(const Channel&) = delete;
 

@@ -33,11 +33,9 @@ namespace fp4sim::models::detail {
 bool g_tracing = false;
 bool g_aborting = false;
 
-// Created on first use (inside the simulation context) and never destroyed: SystemC's kernel may
-// be gone when static destructors run.
-sc_core::sc_event& abort_event() {
-  static sc_core::sc_event* e = new sc_core::sc_event();
-  return *e;
+std::vector<sc_core::sc_event*>& wake_list() {
+  static std::vector<sc_core::sc_event*> v;
+  return v;
 }
 
 namespace {
@@ -57,7 +55,7 @@ void fail_job(const std::string& why) {
   if (g_aborting) return;
   g_job_error = why;
   g_aborting = true;
-  abort_event().notify(sc_core::SC_ZERO_TIME);
+  wake_all();
 }
 
 template <class F>
@@ -236,6 +234,7 @@ class MemorySystem : public sc_module {
       req.back()->also_notify(&any_req_);
     }
     fill.also_notify(&any_req_);
+    wake_list().push_back(&any_req_);
     SC_THREAD(l2_port);
     SC_THREAD(dram_port);
   }
@@ -286,8 +285,8 @@ class MemorySystem : public sc_module {
         uint64_t fr = fill.front_ready();
         for (size_t i = 0; i < 2 * cores_; ++i) fr = std::min(fr, req[i]->front_ready());
         check_abort();
-        if (fr != UINT64_MAX) sc_core::wait(cycles_time(fr - now_cycles()), any_req_ | abort_event());
-        else sc_core::wait(any_req_ | abort_event());
+        if (fr != UINT64_MAX) sc_core::wait(cycles_time(fr - now_cycles()), any_req_);
+        else sc_core::wait(any_req_);
         check_abort();
         return;  // the next round
       }
@@ -321,7 +320,7 @@ class MemorySystem : public sc_module {
   L2Cache cache_;
   Port l2_, dram_;
   std::unordered_map<uint64_t, std::vector<MemReq>> pending_;
-  sc_core::sc_event any_req_;
+  sc_core::sc_event any_req_;  // (in wake_list: see the constructor)
   size_t next_ = 0, cores_ = 0;
 };
 
@@ -936,6 +935,7 @@ class CubeCore : public CoreShell {
 
   SC_HAS_PROCESS(CubeCore);
   explicit CubeCore(const sc_module_name& nm) : CoreShell(nm) {
+    wake_list().push_back(&a_released_);
     SC_THREAD(producer);
     SC_THREAD(mte1);
     SC_THREAD(cube);
@@ -1193,7 +1193,7 @@ Stats run_on(Chip<Core>& chip, const Params& p, const Shape& s, const Mapping& m
                                                        std::to_string(g_job.g.tiles()) + " tiles stored";
     if (!g_aborting) {  // a deadlock: wake every unit so that it unwinds and parks
       g_aborting = true;
-      abort_event().notify(sc_core::SC_ZERO_TIME);
+      wake_all();
       sc_core::sc_start();
     }
     // Drop the tokens the failed job left in the channels (a later job may not use these cores).

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "cli/cli.hpp"
 #include "fp4sim/io/atomic_file.hpp"
 #include "fp4sim/io/crc32.hpp"
@@ -443,9 +445,12 @@ int cmd_whatif(const Invocation& inv) {
   size_t failed = 0, done = 0;
   const auto t0 = std::chrono::steady_clock::now();
   auto last_print = t0;
+  // Progress on stderr (never stdout), also from inside one long configuration (the model reports
+  // each candidate simulation): about once a second on a terminal, every 10 s into a log.
+  const double print_every = isatty(STDERR_FILENO) ? 1.0 : 10.0;
   auto maybe_print = [&](size_t n_done, double frac_of_current) {
     const auto now = std::chrono::steady_clock::now();
-    if (!world.root() || std::chrono::duration<double>(now - last_print).count() < 1.0) return;
+    if (!world.root() || std::chrono::duration<double>(now - last_print).count() < print_every) return;
     last_print = now;
     std::fprintf(stderr, "whatif: %s%zu of %zu configurations done (%.0f%%), %zu failed, %.0f s\n",
                  world.size() > 1 ? "rank 0: " : "", n_done, configs.size(),
