@@ -463,22 +463,40 @@ Result run(const Params& p0, const Workload& w, const RunOptions& o) {
   const size_t n = pick.size();
   size_t best = pick.front();
   Stats best_stats;
-  // Progress over every simulation of the run: the candidates, then the chosen one with its datapath.
-  const size_t sims = n > 1 ? n + (w.timing_only ? 0 : 1) : 1;
+  // A long job (every candidate at least kLongWaves waves of tiles over its cores) is ranked by its
+  // first kRankWaves waves, extrapolated linearly to all its tiles ("ranking by the first waves":
+  // the estimate only picks the mapping, whose full simulation is the result).
+  constexpr uint64_t kRankWaves = 4, kLongWaves = 16;
+  bool by_waves = n > 1;
+  for (size_t i : pick) {
+    const uint64_t grid = static_cast<uint64_t>(detail::grid_of(p, ranked[i].mapping));
+    by_waves = by_waves && detail::geometry(p, s, ranked[i].mapping).tiles() >= kLongWaves * grid;
+  }
+  // Progress over every simulation of the run: the candidates, then the chosen one in full (with its
+  // datapath, or after a ranking by the first waves).
+  const size_t sims = n > 1 ? n + (by_waves || !w.timing_only ? 1 : 0) : 1;
   const auto part = [&](size_t k) -> Progress {
     if (!o.progress) return {};
     return [&o, k, sims](double f) { o.progress((static_cast<double>(k) + f) / static_cast<double>(sims)); };
   };
+  bool best_is_full = false;
   if (n > 1) {
     Workload tw = w;
     tw.timing_only = true;
     tw.datapath = nullptr;
+    double best_cycles = 0;
     for (size_t k = 0; k < n; ++k) {
-      Stats st = detail::run_cycle(p, s, ranked[pick[k]].mapping, tw, nullptr, part(k));
-      if (k == 0 || st.cycles < best_stats.cycles) best = pick[k], best_stats = std::move(st);
+      const Mapping& m = ranked[pick[k]].mapping;
+      const uint64_t tiles = detail::geometry(p, s, m).tiles();
+      const uint64_t limit = by_waves ? kRankWaves * static_cast<uint64_t>(detail::grid_of(p, m)) : 0;
+      Stats st = detail::run_cycle(p, s, m, tw, nullptr, part(k), limit);
+      const double c = by_waves ? static_cast<double>(st.cycles) * static_cast<double>(tiles) / static_cast<double>(limit)
+                                : static_cast<double>(st.cycles);
+      if (k == 0 || c < best_cycles) best = pick[k], best_cycles = c, best_stats = std::move(st);
     }
+    best_is_full = !by_waves;
   }
-  if (n == 1 || !w.timing_only) {
+  if (!best_is_full || !w.timing_only) {
     best_stats = detail::run_cycle(p, s, ranked[best].mapping, w, w.timing_only ? nullptr : &r, part(sims - 1));
   }
   r.stats = std::move(best_stats);

@@ -85,8 +85,10 @@ void init_quantized_output(const Shape& s, Result& r);
 void run_functional(const Params& p, const Shape& s, const Mapping& m, const Workload& w, Result& r,
                     const Progress& progress);
 
-// The structural SystemC model (sc_system.cpp).
+// The structural SystemC model (sc_models.cpp). tile_limit > 0: only the first tile_limit tiles
+// (timing only; the mapper's ranking of large jobs by their first waves): Stats::cycles is the time
+// they take, the other statistics are partial.
 Stats run_cycle(const Params& p, const Shape& s, const Mapping& m, const Workload& w, Result* r,
-                const Progress& progress);
+                const Progress& progress, uint64_t tile_limit = 0);
 
 }  // namespace fp4sim::models::detail

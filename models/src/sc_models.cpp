@@ -113,6 +113,7 @@ struct Job {
   const Progress* progress = nullptr;
   uint64_t t0 = 0;      // cycle the job started
   uint64_t tiles_done = 0;
+  uint64_t tiles = 0;   // tiles this job stores (all, or the first tile_limit)
   bool functional() const { return r != nullptr; }
   uint64_t now() const { return now_cycles() - t0; }
 };
@@ -406,7 +407,7 @@ class TileScheduler : public sc_module {
       while (want.can_pop()) ask.push_back(want.pop());
       std::sort(ask.begin(), ask.end());
       for (uint32_t c : ask)
-        if (next_ < g_job.g.tiles()) tiles[c]->push(g_job.g.tile(*g_job.s, *g_job.m, next_++));
+        if (next_ < g_job.tiles) tiles[c]->push(g_job.g.tile(*g_job.s, *g_job.m, next_++));
     });
   }
   size_t next_ = 0;
@@ -557,7 +558,7 @@ class StoreUnit : public sc_module {
               phase_ = 0;
               ++g_job.tiles_done;
               if (g_job.progress && *g_job.progress)
-                (*g_job.progress)(static_cast<double>(g_job.tiles_done) / static_cast<double>(g_job.g.tiles()));
+                (*g_job.progress)(static_cast<double>(g_job.tiles_done) / static_cast<double>(g_job.tiles));
               break;
             }
             b_ = static_cast<uint32_t>(std::min(left_, kRequestBytes));
@@ -1167,7 +1168,7 @@ bool g_elaborated = false;
 
 template <class Core>
 Stats run_on(Chip<Core>& chip, const Params& p, const Shape& s, const Mapping& m, const Workload& w, Result* r,
-             const Progress& progress) {
+             const Progress& progress, uint64_t tile_limit) {
   const size_t cores = static_cast<size_t>(p.cores);
   if (p.cores > g_slots[p.engine == EngineKind::TensorCore ? 0 : 1])
     throw std::invalid_argument("models: cores=" + std::to_string(p.cores) + " exceeds the " +
@@ -1176,6 +1177,7 @@ Stats run_on(Chip<Core>& chip, const Params& p, const Shape& s, const Mapping& m
   g_job = Job{};
   g_job.p = &p, g_job.s = &s, g_job.m = &m, g_job.w = &w, g_job.r = r, g_job.progress = &progress;
   g_job.g = geometry(p, s, m);
+  g_job.tiles = tile_limit && !r ? std::min<uint64_t>(tile_limit, g_job.g.tiles()) : g_job.g.tiles();
   g_job.t0 = now_cycles();
   chip.mem.reset(p, cores);
   chip.sched.reset(cores, static_cast<size_t>(grid_of(p, m)));
@@ -1186,11 +1188,11 @@ Stats run_on(Chip<Core>& chip, const Params& p, const Shape& s, const Mapping& m
   sc_core::sc_start();
   ++g_starts;
   g_elaborated = true;
-  if (!g_job_error.empty() || g_job.tiles_done != g_job.g.tiles()) {
+  if (!g_job_error.empty() || g_job.tiles_done != g_job.tiles) {
     const std::string why = !g_job_error.empty() ? g_job_error
                                                  : "models: deadlock: the simulation ran out of events with " +
                                                        std::to_string(g_job.tiles_done) + " of " +
-                                                       std::to_string(g_job.g.tiles()) + " tiles stored";
+                                                       std::to_string(g_job.tiles) + " tiles stored";
     if (!g_aborting) {  // a deadlock: wake every unit so that it unwinds and parks
       g_aborting = true;
       wake_all();
@@ -1232,10 +1234,10 @@ Stats run_on(Chip<Core>& chip, const Params& p, const Shape& s, const Mapping& m
 }  // namespace
 
 Stats run_cycle(const Params& p, const Shape& s, const Mapping& m, const Workload& w, Result* r,
-                const Progress& progress) {
+                const Progress& progress, uint64_t tile_limit) {
   System& sys = system();
-  if (p.engine == EngineKind::TensorCore) return run_on(sys.tc, p, s, m, w, r, progress);
-  return run_on(sys.cube, p, s, m, w, r, progress);
+  if (p.engine == EngineKind::TensorCore) return run_on(sys.tc, p, s, m, w, r, progress, tile_limit);
+  return run_on(sys.cube, p, s, m, w, r, progress, tile_limit);
 }
 
 }  // namespace fp4sim::models::detail
