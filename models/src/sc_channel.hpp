@@ -8,7 +8,7 @@
 //
 // Channel<T>: a FIFO with a capacity (back-pressure: push blocks while full) and an optional
 // per-item latency (the item becomes visible `delay` cycles after the push: a pipeline). Point to
-// point: one producer thread, one consumer thread. Optionally traced: occupancy, valid (an item is
+// point: one producer unit, one consumer unit (threads or methods). Optionally traced: occupancy, valid (an item is
 // visible) and ready (not full) as sc_signals for the VCD.
 #pragma once
 

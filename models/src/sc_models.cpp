@@ -48,9 +48,7 @@ int64_t g_slots[2] = {0, 0};
 uint64_t g_starts = 0;
 std::string g_job_error;  // what made the current job fail (a unit's exception)
 
-// One hardware unit's loop: `round` forever. A failed job unwinds it (Aborted); an exception of the
-// unit's own fails the job and aborts the other units. Either way it parks until the next job and
-// then starts over at the top of its loop, like a unit after reset.
+// The current job fails: the first error is kept and every unit is woken to unwind.
 void fail_job(const std::string& why) {
   if (g_aborting) return;
   g_job_error = why;
@@ -58,6 +56,9 @@ void fail_job(const std::string& why) {
   wake_all();
 }
 
+// One hardware unit's thread: `round` forever. A failed job unwinds it (Aborted); an exception of
+// the unit's own fails the job and aborts the other units. Either way it parks until the next job
+// and then starts over at the top of its loop, like a unit after reset.
 template <class F>
 void unit_loop(F&& round) {
   for (;;) {
