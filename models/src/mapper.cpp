@@ -98,6 +98,7 @@ bool fits(const Params& p, const Shape& s, const Mapping& m, Geometry& g, std::s
     return false;                                                                                 \
   }
   FP4SIM_NEED(m.tile_m > 0 && m.tile_n > 0 && m.tile_k > 0, "tile sizes must be positive");
+  FP4SIM_NEED(m.cores >= 0 && m.cores <= p.cores, "the mapping's cores exceed the chip's");
   FP4SIM_NEED(m.tile_k % static_cast<int64_t>(s.gran) == 0, "tile_k must be a multiple of " + std::to_string(s.gran));
   if (s.out_block) FP4SIM_NEED(m.tile_n % static_cast<int64_t>(s.out_block) == 0, "tile_n must be a multiple of the output block");
   g.tiles_m = ceil_div(s.M, static_cast<size_t>(m.tile_m));
@@ -236,7 +237,7 @@ Stats analytic(const Params& p, const Shape& s, const Mapping& m) {
   st.mapping = m;
   fill_rooflines(p, s, st);
   const bool tc = p.engine == EngineKind::TensorCore;
-  const uint64_t tiles = g.tiles(), P = static_cast<uint64_t>(p.cores);
+  const uint64_t tiles = g.tiles(), P = static_cast<uint64_t>(grid_of(p, m));
   const uint64_t active = std::min(P, tiles);
   const uint64_t depth = static_cast<uint64_t>(p.pipeline_depth);
   const uint64_t m0 = static_cast<uint64_t>(m.tile_m), n0 = static_cast<uint64_t>(m.tile_n),
@@ -250,19 +251,28 @@ Stats analytic(const Params& p, const Shape& s, const Mapping& m) {
   const double a_loads = a_resident ? static_cast<double>(std::min<uint64_t>(tiles_per_core, g.tiles_m + tiles_per_core / g.tiles_n))
                                     : static_cast<double>(tiles_per_core);
   const uint64_t c_tile = s.has_c ? rows * cols * 4 : 0;
-  const double l2_read = static_cast<double>(tiles) * static_cast<double>(b_tile + c_tile) +
-                         a_loads * static_cast<double>(a_tile) * static_cast<double>(std::min(P, tiles));
+  // A is loaded once per tile (at most: never more A loads than tiles), or once per m block a core
+  // visits when it stays resident.
+  const double a_total = a_resident ? std::min(static_cast<double>(tiles), a_loads * static_cast<double>(active))
+                                    : static_cast<double>(tiles);
+  const double l2_read = static_cast<double>(tiles) * static_cast<double>(b_tile + c_tile) + a_total * static_cast<double>(a_tile);
   const uint64_t a_all = s.operand_bytes(s.M, s.K), b_all = s.operand_bytes(s.N, s.K);
   double dram_read = static_cast<double>(a_all + b_all + (s.has_c ? s.M * s.N * 4 : 0));
-  if (a_all + b_all > static_cast<uint64_t>(p.l2_bytes))  // the streamed operand is re-read
-    dram_read += m.raster == Raster::AlongN ? static_cast<double>(b_all) * static_cast<double>(g.tiles_m - 1)
-                                            : static_cast<double>(a_all) * static_cast<double>(g.tiles_n - 1);
+  // The raster walks the streamed operand (B along N, A along M) once per band of the other; it is
+  // read from HBM again per band only when it does not fit in L2 next to the band being worked on.
+  const bool along_n = m.raster == Raster::AlongN;
+  const uint64_t streamed = along_n ? b_all : a_all;
+  const uint64_t band = along_n ? s.operand_bytes(rows, s.K) : s.operand_bytes(cols, s.K);
+  if (streamed + band > static_cast<uint64_t>(p.l2_bytes))
+    dram_read += static_cast<double>(streamed) * static_cast<double>((along_n ? g.tiles_m : g.tiles_n) - 1);
   const double out = static_cast<double>(s.out_bytes(s.M, s.N));
-  // A core's load bandwidth: its link, its share of L2, and its share of HBM scaled by the L2 reuse.
-  const double share = static_cast<double>(active);
-  const double bw = std::min({static_cast<double>(p.core_load_bytes_per_cycle),
-                              static_cast<double>(p.l2_bytes_per_cycle) / share,
-                              static_cast<double>(p.dram_bytes_per_cycle) / share * (l2_read / std::max(1.0, dram_read))});
+  // A core's load bandwidth when `share` cores load together: its link, its share of L2, and its
+  // share of HBM scaled by the L2 reuse.
+  const auto bw_of = [&](double share) {
+    return std::min({static_cast<double>(p.core_load_bytes_per_cycle), static_cast<double>(p.l2_bytes_per_cycle) / share,
+                     static_cast<double>(p.dram_bytes_per_cycle) / share * (l2_read / std::max(1.0, dram_read))});
+  };
+  const double bw = bw_of(static_cast<double>(active));
   // One load job (an SMEM stage / an L1 chunk) and the latency it sees: L2, plus HBM for the share
   // of the bytes that miss.
   const uint64_t first = tc ? s.operand_bytes(rows, kt) + s.operand_bytes(cols, kt)
@@ -278,7 +288,7 @@ Stats analytic(const Params& p, const Shape& s, const Mapping& m) {
   // the core's share of bandwidth, its consumption by the datapath, and the slots that keep steps in
   // flight (Little's law: a slot is held from its loads' issue through the memory latency, the
   // transfer and the consumption).
-  double xfer = 0, consume = 0, slots = 0, steps = 0, compute = 0;
+  double xfer_bytes = 0, consume = 0, slots = 0, steps = 0, compute = 0;
   uint64_t instr = 0;
   if (tc) {
     const uint64_t per_instr = ceil_div(128 * cols, static_cast<uint64_t>(p.dot_lanes));
@@ -289,7 +299,7 @@ Stats analytic(const Params& p, const Shape& s, const Mapping& m) {
     instr = s.K / s.kin;
     compute = static_cast<double>(instr * per_instr);
     consume = std::max(static_cast<double>(kt / s.kin) * static_cast<double>(std::max({per_instr, read, depth})), cp);
-    xfer = static_cast<double>(first) / bw;
+    xfer_bytes = static_cast<double>(first);
     slots = static_cast<double>(m.stages);
     steps = static_cast<double>(g.ksteps);
   } else {
@@ -303,11 +313,17 @@ Stats analytic(const Params& p, const Shape& s, const Mapping& m) {
     const uint64_t l1k = std::min<uint64_t>(kt * g.steps_per_chunk, s.K);
     const double a_bytes = a_resident ? a_loads / static_cast<double>(tiles_per_core) * static_cast<double>(a_tile)
                                       : static_cast<double>(s.operand_bytes(rows, l1k));
-    xfer = (static_cast<double>(s.operand_bytes(cols, l1k)) + a_bytes) / bw;
+    xfer_bytes = static_cast<double>(s.operand_bytes(cols, l1k)) + a_bytes;
     slots = 2;
     steps = static_cast<double>(g.chunks);
   }
-  const double step = std::max({xfer, consume, (lat + xfer + consume) / slots});
+  // A step's pace with `share` cores loading: its transfer, its consumption, or the slots' latency
+  // hiding (Little's law).
+  const auto step_of = [&](double share) {
+    const double xfer = xfer_bytes / bw_of(share);
+    return std::max({xfer, consume, (lat + xfer + consume) / slots});
+  };
+  const double step = step_of(static_cast<double>(active));
   const double mainloop = steps * step;
   const uint64_t out_tile = s.out_bytes(rows, cols);
   const double drain = static_cast<double>(
@@ -317,12 +333,18 @@ Stats analytic(const Params& p, const Shape& s, const Mapping& m) {
   const double store = static_cast<double>(ceil_div(out_tile, static_cast<uint64_t>(p.core_store_bytes_per_cycle)));
   const double epilogue = std::max({drain, quant, store});
   const bool overlap = tc ? g.nacc >= 2 : true;  // a second accumulator lets the epilogue overlap
-  const double period = overlap ? std::max(mainloop, epilogue) : mainloop + epilogue;
+  const auto period_of = [&](double main) { return overlap ? std::max(main, epilogue) : main + epilogue; };
+  const double period = period_of(mainloop);
+  // Waves: every core busy in the full ones; the last, partial wave has fewer cores loading, each
+  // with a larger share of the bandwidth.
+  const uint64_t rem = tiles % active;
+  const double last_period = rem ? period_of(steps * step_of(static_cast<double>(rem))) : period;
   // Start-up: the first step's latency and transfer; then the steps; end: the last step's
   // consumption, the pipeline, drain, quantize and store of the last tile.
   const double startup = lat + static_cast<double>(first) / bw;
   const double tail = static_cast<double>(depth) + drain + quant + store + static_cast<double>(p.l2_latency);
-  const double core_time = startup + static_cast<double>(tiles_per_core) * period - step + consume + tail;
+  const double core_time =
+      startup + static_cast<double>(tiles_per_core - 1) * period + last_period - step + consume + tail;
   const bool load_bound = step > consume * 1.001;
   const double dram_time = (dram_read + out) / static_cast<double>(p.dram_bytes_per_cycle) + static_cast<double>(p.dram_latency);
   const double l2_time = (l2_read + out) / static_cast<double>(p.l2_bytes_per_cycle) + static_cast<double>(p.l2_latency);
@@ -332,8 +354,9 @@ Stats analytic(const Params& p, const Shape& s, const Mapping& m) {
   // compute_cycles: tiles x compute per tile (partial tiles counted as full: the estimate's grain).
   st.compute_cycles = std::min<uint64_t>(static_cast<uint64_t>(static_cast<double>(tiles) * compute), st.cycles * P);
   // Idle core-cycles: cores without a tile, the wave tail, and the rest charged to what bounds a tile.
-  const uint64_t total = st.cycles * P;
-  const uint64_t no_tile = (P - active) * st.cycles;
+  const uint64_t chip = static_cast<uint64_t>(p.cores);  // cores outside the grid idle too
+  const uint64_t total = st.cycles * chip;
+  const uint64_t no_tile = (chip - active) * st.cycles;
   const uint64_t tail_cycles = static_cast<uint64_t>(
       static_cast<double>(active * tiles_per_core - tiles) * period);
   uint64_t rest = total - std::min(total, st.compute_cycles + no_tile);
@@ -366,9 +389,12 @@ Stats analytic(const Params& p, const Shape& s, const Mapping& m) {
 namespace {
 
 // Orders mappings by their estimate; ties: fewer bytes from HBM, then the candidate order.
-std::vector<MapChoice> rank(const Params& p, const Shape& s) {
+std::vector<MapChoice> rank(const Params& p, const Shape& s, const std::vector<Mapping>& also = {}) {
   std::vector<MapChoice> v;
   for (const Mapping& m : candidates(p, s)) v.push_back({m, analytic(p, s, m)});
+  Geometry g;
+  for (const Mapping& m : also)
+    if (fits(p, s, m, g, nullptr)) v.push_back({m, analytic(p, s, m)});
   std::stable_sort(v.begin(), v.end(), [](const MapChoice& a, const MapChoice& b) {
     if (a.estimate.cycles != b.estimate.cycles) return a.estimate.cycles < b.estimate.cycles;
     // Ties (e.g. everything at the memory roofline): less traffic, then larger tiles.
@@ -395,7 +421,7 @@ std::vector<MapChoice> rank_mappings(const Params& p0, const Workload& w) {
 Result run(const Params& p0, const Workload& w, const RunOptions& o) {
   Params p = p0;
   const detail::Shape s = detail::make_shape(p, w);
-  const std::vector<MapChoice> ranked = detail::rank(p, s);
+  const std::vector<MapChoice> ranked = detail::rank(p, s, o.also);
   Result r;
   if (!w.timing_only) {
     r.d.assign(s.M * s.N, 0.0f);
@@ -427,21 +453,51 @@ Result run(const Params& p0, const Workload& w, const RunOptions& o) {
     if (static_cast<double>(ranked[i].estimate.cycles) <= near && !picked(i)) pick.push_back(i);
   for (size_t i = 0; i < ranked.size() && pick.size() < want; ++i)
     if (!picked(i)) pick.push_back(i);
+  // The extra candidates are always simulated (the estimate may rank them low).
+  for (size_t i = 0; i < ranked.size(); ++i)
+    if (!picked(i) && std::any_of(o.also.begin(), o.also.end(), [&](const Mapping& m) {
+          return m.str() == ranked[i].mapping.str();
+        }))
+      pick.push_back(i);
   std::sort(pick.begin(), pick.end());
   const size_t n = pick.size();
   size_t best = pick.front();
   Stats best_stats;
+  // A long job (every candidate at least kLongWaves waves of tiles over its cores) is ranked by its
+  // first kRankWaves waves, extrapolated linearly to all its tiles ("ranking by the first waves":
+  // the estimate only picks the mapping, whose full simulation is the result).
+  constexpr uint64_t kRankWaves = 4, kLongWaves = 16;
+  bool by_waves = n > 1;
+  for (size_t i : pick) {
+    const uint64_t grid = static_cast<uint64_t>(detail::grid_of(p, ranked[i].mapping));
+    by_waves = by_waves && detail::geometry(p, s, ranked[i].mapping).tiles() >= kLongWaves * grid;
+  }
+  // Progress over every simulation of the run: the candidates, then the chosen one in full (with its
+  // datapath, or after a ranking by the first waves).
+  const size_t sims = n > 1 ? n + (by_waves || !w.timing_only ? 1 : 0) : 1;
+  const auto part = [&](size_t k) -> Progress {
+    if (!o.progress) return {};
+    return [&o, k, sims](double f) { o.progress((static_cast<double>(k) + f) / static_cast<double>(sims)); };
+  };
+  bool best_is_full = false;
   if (n > 1) {
     Workload tw = w;
     tw.timing_only = true;
     tw.datapath = nullptr;
-    for (size_t i : pick) {
-      Stats st = detail::run_cycle(p, s, ranked[i].mapping, tw, nullptr, {});
-      if (i == pick.front() || st.cycles < best_stats.cycles) best = i, best_stats = std::move(st);
+    double best_cycles = 0;
+    for (size_t k = 0; k < n; ++k) {
+      const Mapping& m = ranked[pick[k]].mapping;
+      const uint64_t tiles = detail::geometry(p, s, m).tiles();
+      const uint64_t limit = by_waves ? kRankWaves * static_cast<uint64_t>(detail::grid_of(p, m)) : 0;
+      Stats st = detail::run_cycle(p, s, m, tw, nullptr, part(k), limit);
+      const double c = by_waves ? static_cast<double>(st.cycles) * static_cast<double>(tiles) / static_cast<double>(limit)
+                                : static_cast<double>(st.cycles);
+      if (k == 0 || c < best_cycles) best = pick[k], best_cycles = c, best_stats = std::move(st);
     }
+    best_is_full = !by_waves;
   }
-  if (n == 1 || !w.timing_only) {
-    best_stats = detail::run_cycle(p, s, ranked[best].mapping, w, w.timing_only ? nullptr : &r, o.progress);
+  if (!best_is_full || !w.timing_only) {
+    best_stats = detail::run_cycle(p, s, ranked[best].mapping, w, w.timing_only ? nullptr : &r, part(sims - 1));
   }
   r.stats = std::move(best_stats);
   r.stats.mappings_evaluated = n;

@@ -56,6 +56,9 @@ bool fits(const Params& p, const Shape& s, const Mapping& m, Geometry& g, std::s
 // Every mapping that fits, honouring the pinned parts of p (throws if none does).
 std::vector<Mapping> candidates(const Params& p, const Shape& s);
 
+// Cores a mapping runs on.
+inline int64_t grid_of(const Params& p, const Mapping& m) { return m.cores ? m.cores : p.cores; }
+
 // The analytic (closed-form, per tile) estimate of one mapping.
 Stats analytic(const Params& p, const Shape& s, const Mapping& m);
 
@@ -82,8 +85,10 @@ void init_quantized_output(const Shape& s, Result& r);
 void run_functional(const Params& p, const Shape& s, const Mapping& m, const Workload& w, Result& r,
                     const Progress& progress);
 
-// The structural SystemC model (sc_system.cpp).
+// The structural SystemC model (sc_models.cpp). tile_limit > 0: only the first tile_limit tiles
+// (timing only; the mapper's ranking of large jobs by their first waves): Stats::cycles is the time
+// they take, the other statistics are partial.
 Stats run_cycle(const Params& p, const Shape& s, const Mapping& m, const Workload& w, Result* r,
-                const Progress& progress);
+                const Progress& progress, uint64_t tile_limit = 0);
 
 }  // namespace fp4sim::models::detail

@@ -228,6 +228,7 @@ std::string Mapping::str() const {
   if (l1_k) o << " l1_k=" << l1_k;
   if (stages) o << " stages=" << stages;
   o << " raster=" << kRasters[static_cast<int>(raster)];
+  if (cores) o << " cores=" << cores;
   return o.str();
 }
 

@@ -8,7 +8,7 @@
 //
 // Channel<T>: a FIFO with a capacity (back-pressure: push blocks while full) and an optional
 // per-item latency (the item becomes visible `delay` cycles after the push: a pipeline). Point to
-// point: one producer thread, one consumer thread. Optionally traced: occupancy, valid (an item is
+// point: one producer unit, one consumer unit (threads or methods). Optionally traced: occupancy, valid (an item is
 // visible) and ready (not full) as sc_signals for the VCD.
 #pragma once
 
@@ -18,6 +18,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "fp4sim/models/models.hpp"
 
@@ -27,8 +28,47 @@ inline uint64_t now_cycles() { return sc_core::sc_time_stamp().value() / kClockP
 inline sc_core::sc_time cycles_time(uint64_t n) {
   return sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(n) * kClockPs);
 }
+// A job that fails (a unit throws, or the simulation runs out of events before the job is done)
+// is unwound: g_aborting is set, every event a unit may wait on is notified (wake_all), and each
+// unit throws Aborted from its wait and parks until the next job (sc_models.cpp unit_loop).
+// Without that a failed job would leave threads mid-iteration and poison every later job of the
+// process. (Waiting on `e | abort` instead would allocate an event list per wait.)
+struct Aborted {};
+extern bool g_aborting;
+std::vector<sc_core::sc_event*>& wake_list();  // every event a unit waits on
+inline void wake_all() {
+  for (sc_core::sc_event* e : wake_list()) e->notify(sc_core::SC_ZERO_TIME);
+}
+inline void check_abort() {
+  if (g_aborting) throw Aborted{};
+}
+// Waits for `e` or an abort.
+inline void wait_event(const sc_core::sc_event& e) {
+  check_abort();
+  sc_core::wait(e);
+  check_abort();
+}
 inline void wait_cycles(uint64_t n) {
+  check_abort();
   if (n) sc_core::wait(cycles_time(n));
+  check_abort();
+}
+
+// SC_METHOD units: true when `c` has a visible item; else the method is re-triggered when one can
+// be (the event a thread's pop() would wait on) and returns false.
+template <class C>
+bool pop_ready(C& c) {
+  if (c.can_pop()) return true;
+  const uint64_t fr = c.front_ready();
+  if (fr == UINT64_MAX) sc_core::next_trigger(c.written());
+  else sc_core::next_trigger(cycles_time(fr - now_cycles()));
+  return false;
+}
+template <class C>
+bool push_ready(C& c) {
+  if (c.can_push()) return true;
+  sc_core::next_trigger(c.read());
+  return false;
 }
 
 extern bool g_tracing;  // write the traced channels' signals (only while a VCD is open)
@@ -36,7 +76,10 @@ extern bool g_tracing;  // write the traced channels' signals (only while a VCD 
 template <class T>
 class Channel {
  public:
-  explicit Channel(std::string name, size_t capacity = 1) : name_(std::move(name)), cap_(capacity) {}
+  explicit Channel(std::string name, size_t capacity = 1) : name_(std::move(name)), cap_(capacity) {
+    wake_list().push_back(&written_);
+    wake_list().push_back(&read_);
+  }
   Channel(const Channel&) = delete;
   Channel& operator=(const Channel&) = delete;
 
@@ -54,7 +97,12 @@ class Channel {
     show();
   }
   void push(T v, uint64_t delay = 0) {
-    while (q_.size() >= cap_) sc_core::wait(read_);
+    while (q_.size() >= cap_) wait_event(read_);
+    push_now(std::move(v), delay);
+  }
+  // Method units (no wait): push when can_push(), pop when can_pop().
+  bool can_push() const { return q_.size() < cap_; }
+  void push_now(T v, uint64_t delay = 0) {
     q_.push_back({std::move(v), now_cycles() + delay});
     written_.notify(sc_core::SC_ZERO_TIME);
     if (also_) also_->notify(sc_core::SC_ZERO_TIME);
@@ -62,11 +110,14 @@ class Channel {
   }
   T pop() {
     for (;;) {
-      while (q_.empty()) sc_core::wait(written_);
+      while (q_.empty()) wait_event(written_);
       const uint64_t now = now_cycles();
       if (q_.front().ready <= now) break;
       wait_cycles(q_.front().ready - now);
     }
+    return pop_now();
+  }
+  T pop_now() {
     T v = std::move(q_.front().v);
     q_.pop_front();
     read_.notify(sc_core::SC_ZERO_TIME);
@@ -78,6 +129,7 @@ class Channel {
   uint64_t front_ready() const { return q_.empty() ? UINT64_MAX : q_.front().ready; }
   size_t size() const { return q_.size(); }
   const sc_core::sc_event& written() const { return written_; }
+  const sc_core::sc_event& read() const { return read_; }
   void also_notify(sc_core::sc_event* e) { also_ = e; }
 
   // Creates the signals (elaboration only) and adds them to the trace.

@@ -22,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <stdexcept>
+#include <string>
 #include <unordered_map>
 
 #include "model.hpp"
@@ -30,8 +31,72 @@
 namespace fp4sim::models::detail {
 
 bool g_tracing = false;
+bool g_aborting = false;
+
+std::vector<sc_core::sc_event*>& wake_list() {
+  static std::vector<sc_core::sc_event*> v;
+  return v;
+}
 
 namespace {
+
+sc_core::sc_event& resume_event() {  // the next job starts (units parked by an abort resume)
+  static sc_core::sc_event* e = new sc_core::sc_event();
+  return *e;
+}
+int64_t g_slots[2] = {0, 0};
+uint64_t g_starts = 0;
+std::string g_job_error;  // what made the current job fail (a unit's exception)
+
+// The current job fails: the first error is kept and every unit is woken to unwind.
+void fail_job(const std::string& why) {
+  if (g_aborting) return;
+  g_job_error = why;
+  g_aborting = true;
+  wake_all();
+}
+
+// One hardware unit's thread: `round` forever. A failed job unwinds it (Aborted); an exception of
+// the unit's own fails the job and aborts the other units. Either way it parks until the next job
+// and then starts over at the top of its loop, like a unit after reset.
+template <class F>
+void unit_loop(F&& round) {
+  for (;;) {
+    try {
+      round();
+    } catch (const Aborted&) {
+      sc_core::wait(resume_event());
+    } catch (const std::exception& e) {
+      fail_job(e.what());
+      sc_core::wait(resume_event());
+    }
+  }
+}
+
+// One activation of a method unit (an SC_METHOD: no thread stack, so that thousands of cores fit
+// in one process; docs/models.md "Processes"). `step` runs the unit's phases until one has to wait,
+// and re-triggers the method on what a thread would have waited on (pop_ready, push_ready, hold),
+// so the unit's timing equals the thread form's. A failed job resets the phase and parks it.
+template <class F>
+void unit_method(int& phase, F&& step) {
+  if (g_aborting) {
+    phase = 0;
+    sc_core::next_trigger(resume_event());
+    return;
+  }
+  try {
+    step();
+  } catch (const std::exception& e) {
+    fail_job(e.what());
+    phase = 0;
+    sc_core::next_trigger(resume_event());
+  }
+}
+// A method unit stays busy for n cycles: true when it has to wait (re-triggered then).
+bool hold(uint64_t n) {
+  if (n) sc_core::next_trigger(cycles_time(n));
+  return n != 0;
+}
 
 using sc_core::sc_module;
 using sc_core::sc_module_name;
@@ -49,6 +114,7 @@ struct Job {
   const Progress* progress = nullptr;
   uint64_t t0 = 0;      // cycle the job started
   uint64_t tiles_done = 0;
+  uint64_t tiles = 0;   // tiles this job stores (all, or the first tile_limit)
   bool functional() const { return r != nullptr; }
   uint64_t now() const { return now_cycles() - t0; }
 };
@@ -94,11 +160,15 @@ class Port {
  public:
   void reset() { free_ = 0; }
   uint64_t take(uint64_t bytes, uint64_t bytes_per_cycle) {
+    wait_cycles(book(bytes, bytes_per_cycle));
+    return end() - g_job.now();
+  }
+  // take() for a method unit: books the transfer, returns the cycles the caller is held back.
+  uint64_t book(uint64_t bytes, uint64_t bytes_per_cycle) {
     free_ = std::max(free_, static_cast<double>(g_job.now())) +
             static_cast<double>(bytes) / static_cast<double>(bytes_per_cycle);
     const uint64_t floor_end = static_cast<uint64_t>(free_ + 1e-9);
-    if (floor_end > g_job.now()) wait_cycles(floor_end - g_job.now());
-    return end() - g_job.now();
+    return floor_end > g_job.now() ? floor_end - g_job.now() : 0;
   }
   uint64_t end() const { return std::max<uint64_t>(static_cast<uint64_t>(std::ceil(free_ - 1e-9)), g_job.now()); }
 
@@ -166,6 +236,7 @@ class MemorySystem : public sc_module {
       req.back()->also_notify(&any_req_);
     }
     fill.also_notify(&any_req_);
+    wake_list().push_back(&any_req_);
     SC_THREAD(l2_port);
     SC_THREAD(dram_port);
   }
@@ -197,7 +268,7 @@ class MemorySystem : public sc_module {
     }
   }
   void l2_port() {
-    for (;;) {
+    unit_loop([&] {
       if (fill.can_pop()) {  // fills first: they release merged misses
         const MemReq f = fill.pop();
         cache_.insert(f.key, f.bytes);
@@ -205,7 +276,7 @@ class MemorySystem : public sc_module {
         std::vector<MemReq> waiters = std::move(it->second);
         pending_.erase(it);
         for (const MemReq& r : waiters) transfer(r);
-        continue;
+        return;  // the next round
       }
       Channel<MemReq>* src = nullptr;
       for (size_t i = 0; i < 2 * cores_ && !src; ++i) {  // round robin over the cores' channels
@@ -215,9 +286,11 @@ class MemorySystem : public sc_module {
       if (!src) {  // sleep until the next request or fill becomes visible, or a new one arrives
         uint64_t fr = fill.front_ready();
         for (size_t i = 0; i < 2 * cores_; ++i) fr = std::min(fr, req[i]->front_ready());
+        check_abort();
         if (fr != UINT64_MAX) sc_core::wait(cycles_time(fr - now_cycles()), any_req_);
         else sc_core::wait(any_req_);
-        continue;
+        check_abort();
+        return;  // the next round
       }
       const MemReq r = src->pop();
       if (r.write) {
@@ -230,10 +303,10 @@ class MemorySystem : public sc_module {
         pending_[r.key].push_back(r);
         dram_q.push(r);
       }
-    }
+    });
   }
   void dram_port() {
-    for (;;) {
+    unit_loop([&] {
       const MemReq r = dram_q.pop();
       const uint64_t done = dram_.take(r.bytes, static_cast<uint64_t>(g_job.p->dram_bytes_per_cycle));
       if (r.write) {
@@ -243,13 +316,13 @@ class MemorySystem : public sc_module {
         dram_read += r.bytes;
         fill.push(r, done + static_cast<uint64_t>(g_job.p->dram_latency));
       }
-    }
+    });
   }
 
   L2Cache cache_;
   Port l2_, dram_;
   std::unordered_map<uint64_t, std::vector<MemReq>> pending_;
-  sc_core::sc_event any_req_;
+  sc_core::sc_event any_req_;  // (in wake_list: see the constructor)
   size_t next_ = 0, cores_ = 0;
 };
 
@@ -315,9 +388,13 @@ class TileScheduler : public sc_module {
     for (size_t i = 0; i < slots; ++i) tiles.push_back(std::make_unique<Channel<Tile>>("tile" + std::to_string(i), 1));
     SC_THREAD(run);
   }
-  void reset(size_t cores) {
+  void clear(size_t cores) {  // no tile and no ask in flight
     want.reset(1u << 20);
-    for (size_t i = 0; i < cores; ++i) want.preload(static_cast<uint32_t>(i));  // every core idle: id order
+    for (size_t i = 0; i < cores; ++i) tiles[i]->reset(1);
+  }
+  void reset(size_t cores, size_t grid) {  // the first `grid` cores ask for tiles
+    clear(cores);
+    for (size_t i = 0; i < grid; ++i) want.preload(static_cast<uint32_t>(i));  // every core idle: id order
     next_ = 0;
   }
 
@@ -326,13 +403,13 @@ class TileScheduler : public sc_module {
   // assignment does not depend on the order the cores' threads ran in.
   void run() {
     std::vector<uint32_t> ask;
-    for (;;) {
+    unit_loop([&] {
       ask.assign(1, want.pop());
       while (want.can_pop()) ask.push_back(want.pop());
       std::sort(ask.begin(), ask.end());
       for (uint32_t c : ask)
-        if (next_ < g_job.g.tiles()) tiles[c]->push(g_job.g.tile(*g_job.s, *g_job.m, next_++));
-    }
+        if (next_ < g_job.tiles) tiles[c]->push(g_job.g.tile(*g_job.s, *g_job.m, next_++));
+    });
   }
   size_t next_ = 0;
 };
@@ -360,10 +437,10 @@ class LoadEngine : public sc_module {
 
  private:
   void issue() {
-    for (;;) {
+    unit_loop([&] {
       Stage j = jobs.pop();
       const uint64_t tag = seq_++;
-      uint64_t n = 0;
+      int64_t n = 0;
       for (const Slab& sl : j.slabs)
         for_each_request(*g_job.s, sl, [&](uint64_t key, uint32_t bytes) {
           // One cycle to the L2: the port sees each cycle's requests together, whatever order the
@@ -371,12 +448,14 @@ class LoadEngine : public sc_module {
           mem->push({key, bytes, false, tag, &resp}, 1);
           ++n;
         });
-      left_[tag] = n;
+      // +=: while this thread was blocked pushing (the L2 queue is bounded), receive() may already
+      // have counted early responses of this tag against it.
+      left_[tag] += n;
       inflight.push(std::move(j));
-    }
+    });
   }
   void receive() {
-    for (;;) {
+    unit_loop([&] {
       Stage j = inflight.pop();
       const uint64_t tag = rtag_++;
       while (left_[tag] > 0) {
@@ -388,11 +467,11 @@ class LoadEngine : public sc_module {
       left_.erase(tag);
       if (land && g_job.functional()) land(j);
       done.push(std::move(j));
-    }
+    });
   }
   Port link_;
   uint64_t seq_ = 0, rtag_ = 0;
-  std::unordered_map<uint64_t, uint64_t> left_;
+  std::unordered_map<uint64_t, int64_t> left_;  // responses still due per tag (< 0: early ones)
 };
 
 // A finished output tile on its way out (values when functional).
@@ -407,19 +486,35 @@ class QuantizeUnit : public sc_module {
  public:
   Channel<TileOut> in{"quant_in", 2}, out{"quant_out", 2};
   SC_HAS_PROCESS(QuantizeUnit);
-  explicit QuantizeUnit(const sc_module_name& nm) : sc_module(nm) { SC_THREAD(run); }
-  void reset() { in.reset(2), out.reset(2); }
+  explicit QuantizeUnit(const sc_module_name& nm) : sc_module(nm) { SC_METHOD(run); }
+  void reset() {
+    in.reset(2), out.reset(2);
+    phase_ = 0;
+  }
 
  private:
+  int phase_ = 0;  // 0 take a tile, 1 quantized, 2 hand it on
+  TileOut t_;
   void run() {
-    for (;;) {
-      TileOut t = in.pop();
-      if (g_job.s->out_block) {
-        wait_cycles(ceil_div(t.tile.rows * t.tile.cols, static_cast<uint64_t>(g_job.p->quant_elems_per_cycle)));
-        if (g_job.functional()) quantize_tile(*g_job.p, *g_job.s, t.tile, t.d.data(), *g_job.r);
+    unit_method(phase_, [&] {
+      for (;;) {
+        if (phase_ == 0) {
+          if (!pop_ready(in)) return;
+          t_ = in.pop_now();
+          phase_ = 1;
+          if (g_job.s->out_block &&
+              hold(ceil_div(t_.tile.rows * t_.tile.cols, static_cast<uint64_t>(g_job.p->quant_elems_per_cycle))))
+            return;
+        } else if (phase_ == 1) {
+          if (g_job.s->out_block && g_job.functional()) quantize_tile(*g_job.p, *g_job.s, t_.tile, t_.d.data(), *g_job.r);
+          phase_ = 2;
+        } else {
+          if (!push_ready(out)) return;
+          out.push_now(std::move(t_));
+          phase_ = 0;
+        }
       }
-      out.push(std::move(t));
-    }
+    });
   }
 };
 
@@ -430,31 +525,61 @@ class StoreUnit : public sc_module {
   Channel<MemReq>* mem = nullptr;
   CoreStats* st = nullptr;
   SC_HAS_PROCESS(StoreUnit);
-  explicit StoreUnit(const sc_module_name& nm) : sc_module(nm) { SC_THREAD(run); }
-  void reset() { link_.reset(); }
+  explicit StoreUnit(const sc_module_name& nm) : sc_module(nm) { SC_METHOD(run); }
+  void reset() {
+    link_.reset();
+    phase_ = 0;
+  }
 
  private:
   Port link_;
+  int phase_ = 0;  // 0 take a tile, 1 next request, 2 across the link, 3 into the memory system
+  TileOut t_;
+  uint64_t left_ = 0, off_ = 0, done_ = 0;
+  uint32_t b_ = 0;
   void run() {
-    for (;;) {
-      TileOut t = in->pop();
-      const Tile& tl = t.tile;
-      if (g_job.functional())
-        for (size_t r = 0; r < tl.rows; ++r)
-          std::copy_n(t.d.data() + r * tl.cols, tl.cols, g_job.r->d.data() + (tl.r0 + r) * g_job.s->N + tl.c0);
-      uint64_t left = g_job.s->out_bytes(tl.rows, tl.cols);
-      st->bytes[CoreStats::kGlobalStore] += left;
-      for (uint64_t off = 0; left; off += kRequestBytes) {
-        const uint32_t b = static_cast<uint32_t>(std::min(left, kRequestBytes));
-        // Like a load, a store reaches the L2 one cycle after it has crossed the link.
-        const uint64_t done = link_.take(b, static_cast<uint64_t>(g_job.p->core_store_bytes_per_cycle));
-        mem->push({mem_key(3, tl.r0, tl.c0, off, 0), b, true, 0, nullptr}, done + 1);
-        left -= b;
+    unit_method(phase_, [&] {
+      for (;;) {
+        switch (phase_) {
+          case 0: {
+            if (!pop_ready(*in)) return;
+            t_ = in->pop_now();
+            const Tile& tl = t_.tile;
+            if (g_job.functional())
+              for (size_t r = 0; r < tl.rows; ++r)
+                std::copy_n(t_.d.data() + r * tl.cols, tl.cols, g_job.r->d.data() + (tl.r0 + r) * g_job.s->N + tl.c0);
+            left_ = g_job.s->out_bytes(tl.rows, tl.cols);
+            st->bytes[CoreStats::kGlobalStore] += left_;
+            off_ = 0;
+            phase_ = 1;
+            break;
+          }
+          case 1:
+            if (!left_) {
+              phase_ = 0;
+              ++g_job.tiles_done;
+              if (g_job.progress && *g_job.progress)
+                (*g_job.progress)(static_cast<double>(g_job.tiles_done) / static_cast<double>(g_job.tiles));
+              break;
+            }
+            b_ = static_cast<uint32_t>(std::min(left_, kRequestBytes));
+            phase_ = 2;
+            if (hold(link_.book(b_, static_cast<uint64_t>(g_job.p->core_store_bytes_per_cycle)))) return;
+            break;
+          case 2:
+            done_ = link_.end() - g_job.now();
+            phase_ = 3;
+            break;
+          default:
+            if (!push_ready(*mem)) return;
+            // Like a load, a store reaches the L2 one cycle after it has crossed the link.
+            mem->push_now({mem_key(3, t_.tile.r0, t_.tile.c0, off_, 0), b_, true, 0, nullptr}, done_ + 1);
+            left_ -= b_;
+            off_ += kRequestBytes;
+            phase_ = 1;
+        }
       }
-      ++g_job.tiles_done;
-      if (g_job.progress && *g_job.progress)
-        (*g_job.progress)(static_cast<double>(g_job.tiles_done) / static_cast<double>(g_job.g.tiles()));
-    }
+    });
   }
 };
 
@@ -583,10 +708,10 @@ class TensorCoreSm : public CoreShell {
   explicit TensorCoreSm(const sc_module_name& nm) : CoreShell(nm) {
     SC_THREAD(producer);
     SC_THREAD(issuer);
-    SC_THREAD(tmem_copy);
+    SC_METHOD(tmem_copy);
     SC_THREAD(pipe);
     set_stack_size(4 << 20);  // the datapath (golden gemm / a Verilated unit) runs on this thread
-    SC_THREAD(epilogue);
+    SC_METHOD(epilogue);
     tma.st = &st;
     tma.land = [this](const Stage& s) { land(s); };
   }
@@ -606,12 +731,13 @@ class TensorCoreSm : public CoreShell {
     }
     last_acc_ = UINT32_MAX;
     last_start_ = 0;
+    ep_phase_ = cp_phase_ = 0;
   }
 
  private:
   // TMA-issuing warp: for each K stage of each tile, wait for a free SMEM stage, issue its loads.
   void producer() {
-    for (;;) {
+    unit_loop([&] {
       const Tile t = tile_in->pop();
       const size_t kt = static_cast<size_t>(g_job.m->tile_k);
       for (size_t k = 0; k < g_job.g.ksteps; ++k) {
@@ -624,7 +750,7 @@ class TensorCoreSm : public CoreShell {
         tma.jobs.push(std::move(s));
       }
       want->push(id, 1);  // ask for the next tile while this one's loads are in flight
-    }
+    });
   }
   void land(const Stage& s) {
     const size_t kt = static_cast<size_t>(g_job.m->tile_k), k0 = s.step * kt;
@@ -632,7 +758,7 @@ class TensorCoreSm : public CoreShell {
   }
   // MMA warp: per stage tcgen05.cp of the scale factors, then the stage's tcgen05.mma instructions.
   void issuer() {
-    for (;;) {
+    unit_loop([&] {
       Stage s = tma.done.pop();
       Cause c = cause_of("operand_load");
       uint32_t acc = acc_cur_;
@@ -657,25 +783,37 @@ class TensorCoreSm : public CoreShell {
         mma_q.push(op);
         c = cause_of("operand_load");
       }
-    }
+    });
   }
   // tcgen05.cp: the stage's scale factors SMEM -> TMEM at tmem_cp_bytes_per_cycle.
+  // (A method unit: phases 0 take, 1 copied, 2 signal.)
   void tmem_copy() {
-    for (;;) {
-      const CpOp c = cp_q.pop();
-      const uint64_t bytes = (c.tile.rows + c.tile.cols) * (c.kk / g_job.s->block) * g_job.s->sb;
-      wait_cycles(ceil_div(bytes, static_cast<uint64_t>(g_job.p->tmem_cp_bytes_per_cycle)));
-      st.bytes[CoreStats::kTmemScale] += bytes;
-      if (g_job.functional()) {  // the MMA reads its scales from TMEM, not from SMEM
-        tmem_sf_[c.sf].sa = smem_[c.slot].sa;
-        tmem_sf_[c.sf].sb = smem_[c.slot].sb;
+    unit_method(cp_phase_, [&] {
+      for (;;) {
+        if (cp_phase_ == 0) {
+          if (!pop_ready(cp_q)) return;
+          cp_ = cp_q.pop_now();
+          cp_phase_ = 1;
+          const uint64_t bytes = (cp_.tile.rows + cp_.tile.cols) * (cp_.kk / g_job.s->block) * g_job.s->sb;
+          if (hold(ceil_div(bytes, static_cast<uint64_t>(g_job.p->tmem_cp_bytes_per_cycle)))) return;
+        } else if (cp_phase_ == 1) {
+          st.bytes[CoreStats::kTmemScale] += (cp_.tile.rows + cp_.tile.cols) * (cp_.kk / g_job.s->block) * g_job.s->sb;
+          if (g_job.functional()) {  // the MMA reads its scales from TMEM, not from SMEM
+            tmem_sf_[cp_.sf].sa = smem_[cp_.slot].sa;
+            tmem_sf_[cp_.sf].sb = smem_[cp_.slot].sb;
+          }
+          cp_phase_ = 2;
+        } else {
+          if (!push_ready(cp_done)) return;
+          cp_done.push_now(cp_.sf);
+          cp_phase_ = 0;
+        }
       }
-      cp_done.push(c.sf);
-    }
+    });
   }
   // The MMA datapath: dot_lanes units, one K_instr dot product each per cycle.
   void pipe() {
-    for (;;) {
+    unit_loop([&] {
       const MmaOp op = mma_q.pop();
       st.started = true;
       st.idle_until(g_job.now(), op.cause);
@@ -709,7 +847,7 @@ class TensorCoreSm : public CoreShell {
         sf_free.push(op.sf);
       }
       if (op.last_of_tile) acc_full.push({op.tile, op.acc}, depth);
-    }
+    });
   }
   void execute(const MmaOp& op) {
     const Shape& s = *g_job.s;
@@ -726,18 +864,42 @@ class TensorCoreSm : public CoreShell {
  acc = run_step(*g_job.w, {t.r0, t.c0, op.k_base + k0}, t.rows, t.cols, s.kin, a, sa, bb, sb, acc);
   }
   // Epilogue warps: tcgen05.ld of the accumulator, then the accumulator slot is free again.
+  // (A method unit: phases 0 take, 1 loaded, 2 free the accumulator, 3 hand the tile on.)
   void epilogue() {
-    for (;;) {
-      const AccTok a = acc_full.pop();
-      const uint64_t bytes = a.tile.rows * a.tile.cols * 4;
-      wait_cycles(ceil_div(bytes, static_cast<uint64_t>(g_job.p->tmem_ld_bytes_per_cycle)));
-      st.bytes[CoreStats::kTmemAcc] += bytes;
-      TileOut o{a.tile, {}};
-      if (g_job.functional()) o.d = acc_[a.acc];
-      acc_free.push(a.acc);
-      quant.in.push(std::move(o));
-    }
+    unit_method(ep_phase_, [&] {
+      for (;;) {
+        const uint64_t bytes = ep_a_.tile.rows * ep_a_.tile.cols * 4;
+        switch (ep_phase_) {
+          case 0:
+            if (!pop_ready(acc_full)) return;
+            ep_a_ = acc_full.pop_now();
+            ep_phase_ = 1;
+            if (hold(ceil_div(ep_a_.tile.rows * ep_a_.tile.cols * 4, static_cast<uint64_t>(g_job.p->tmem_ld_bytes_per_cycle))))
+              return;
+            break;
+          case 1:
+            st.bytes[CoreStats::kTmemAcc] += bytes;
+            ep_o_ = TileOut{ep_a_.tile, {}};
+            if (g_job.functional()) ep_o_.d = acc_[ep_a_.acc];
+            ep_phase_ = 2;
+            break;
+          case 2:
+            if (!push_ready(acc_free)) return;
+            acc_free.push_now(ep_a_.acc);
+            ep_phase_ = 3;
+            break;
+          default:
+            if (!push_ready(quant.in)) return;
+            quant.in.push_now(std::move(ep_o_));
+            ep_phase_ = 0;
+        }
+      }
+    });
   }
+  int ep_phase_ = 0, cp_phase_ = 0;
+  AccTok ep_a_;
+  TileOut ep_o_;
+  CpOp cp_;
 
   std::vector<OperandBuf> smem_, tmem_sf_;  // SMEM stages; TMEM scale-factor slots (scales only)
   std::vector<std::vector<float>> acc_;  // TMEM accumulators
@@ -775,11 +937,12 @@ class CubeCore : public CoreShell {
 
   SC_HAS_PROCESS(CubeCore);
   explicit CubeCore(const sc_module_name& nm) : CoreShell(nm) {
+    wake_list().push_back(&a_released_);
     SC_THREAD(producer);
     SC_THREAD(mte1);
     SC_THREAD(cube);
     set_stack_size(4 << 20);  // the datapath runs on this thread
-    SC_THREAD(fixpipe);
+    SC_METHOD(fixpipe);
     mte2.st = &st;
     mte2.land = [this](const Stage& s) { land(s); };
   }
@@ -793,6 +956,7 @@ class CubeCore : public CoreShell {
     a_users_[0] = a_users_[1] = 0;
     if (g_job.functional()) l1a_.resize(2), l1b_.resize(2), l0_.resize(2), l0c_.resize(2);
     last_start_ = 0;
+    fx_phase_ = 0;
   }
 
  private:
@@ -800,7 +964,7 @@ class CubeCore : public CoreShell {
   // A (whole K in one chunk, raster along N) stays in its L1 slot while tiles of the same m block
   // follow; its slot is reference counted.
   void producer() {
-    for (;;) {
+    unit_loop([&] {
       const Tile t = tile_in->pop();
       const size_t l1k = std::min<size_t>(static_cast<size_t>(g_job.m->l1_k), g_job.s->K);
       const bool resident = g_job.g.chunks == 1 && g_job.m->raster == Raster::AlongN;
@@ -819,7 +983,7 @@ class CubeCore : public CoreShell {
         while (slot < 0) {
           for (int i = 0; i < 2 && slot < 0; ++i)
             if (a_users_[i] == 0) slot = i;
-          if (slot < 0) sc_core::wait(a_released_);
+          if (slot < 0) wait_event(a_released_);
         }
         if (s.load_a) a_mb_[slot] = resident ? static_cast<int64_t>(t.mb) : -1;
         ++a_users_[slot];
@@ -829,7 +993,7 @@ class CubeCore : public CoreShell {
         mte2.jobs.push(std::move(s));
       }
       want->push(id, 1);
-    }
+    });
   }
   void land(const Stage& s) {
     const size_t l1k = std::min<size_t>(static_cast<size_t>(g_job.m->l1_k), g_job.s->K), k0 = s.step * l1k;
@@ -839,7 +1003,7 @@ class CubeCore : public CoreShell {
   }
   // MTE1: each K step of the chunk from L1 into a free L0A / L0B slot (both moves in parallel).
   void mte1() {
-    for (;;) {
+    unit_loop([&] {
       const uint64_t t0 = now_cycles();
       const Stage c = mte2.done.pop();
       const bool waited_l1 = now_cycles() > t0;
@@ -872,11 +1036,11 @@ class CubeCore : public CoreShell {
       l1b_free.push(c.slot);
       --a_users_[c.aslot];
       a_released_.notify(sc_core::SC_ZERO_TIME);
-    }
+    });
   }
   // The PE array: rows x cols PEs, each a pe_k-element dot product per cycle, accumulating in L0C.
   void cube() {
-    for (;;) {
+    unit_loop([&] {
       const L0Tok t = l0_full.pop();
       st.started = true;
       st.idle_until(g_job.now(), t.cause);
@@ -908,19 +1072,42 @@ class CubeCore : public CoreShell {
       ++st.instructions;
       l0_free.push(t.l0);
       if (t.last) acc_full.push({t.tile, acc_cur_}, static_cast<uint64_t>(g_job.p->pipeline_depth));
-    }
+    });
   }
   // FixPipe: L0C out at fixpipe_bytes_per_cycle, then the L0C half is free.
+  // (A method unit: phases 0 take, 1 out of L0C, 2 free the L0C half, 3 hand the tile on.)
   void fixpipe() {
-    for (;;) {
-      const AccTok a = acc_full.pop();
-      wait_cycles(ceil_div(a.tile.rows * a.tile.cols * 4, static_cast<uint64_t>(g_job.p->fixpipe_bytes_per_cycle)));
-      TileOut o{a.tile, {}};
-      if (g_job.functional()) o.d = l0c_[a.acc];
-      l0c_free.push(a.acc);
-      quant.in.push(std::move(o));
-    }
+    unit_method(fx_phase_, [&] {
+      for (;;) {
+        switch (fx_phase_) {
+          case 0:
+            if (!pop_ready(acc_full)) return;
+            fx_a_ = acc_full.pop_now();
+            fx_phase_ = 1;
+            if (hold(ceil_div(fx_a_.tile.rows * fx_a_.tile.cols * 4, static_cast<uint64_t>(g_job.p->fixpipe_bytes_per_cycle))))
+              return;
+            break;
+          case 1:
+            fx_o_ = TileOut{fx_a_.tile, {}};
+            if (g_job.functional()) fx_o_.d = l0c_[fx_a_.acc];
+            fx_phase_ = 2;
+            break;
+          case 2:
+            if (!push_ready(l0c_free)) return;
+            l0c_free.push_now(fx_a_.acc);
+            fx_phase_ = 3;
+            break;
+          default:
+            if (!push_ready(quant.in)) return;
+            quant.in.push_now(std::move(fx_o_));
+            fx_phase_ = 0;
+        }
+      }
+    });
   }
+  int fx_phase_ = 0;
+  AccTok fx_a_;
+  TileOut fx_o_;
 
   std::vector<OperandBuf> l1a_, l1b_, l0_;
   std::vector<std::vector<float>> l0c_;
@@ -962,8 +1149,6 @@ struct System {
   System(size_t tc_slots, size_t cube_slots) : tc("tc", tc_slots), cube("cube", cube_slots) {}
 };
 
-int64_t g_slots[2] = {0, 0};
-uint64_t g_starts = 0;
 sc_core::sc_trace_file* g_trace = nullptr;
 std::string g_trace_final;
 
@@ -984,7 +1169,7 @@ bool g_elaborated = false;
 
 template <class Core>
 Stats run_on(Chip<Core>& chip, const Params& p, const Shape& s, const Mapping& m, const Workload& w, Result* r,
-             const Progress& progress) {
+             const Progress& progress, uint64_t tile_limit) {
   const size_t cores = static_cast<size_t>(p.cores);
   if (p.cores > g_slots[p.engine == EngineKind::TensorCore ? 0 : 1])
     throw std::invalid_argument("models: cores=" + std::to_string(p.cores) + " exceeds the " +
@@ -993,13 +1178,33 @@ Stats run_on(Chip<Core>& chip, const Params& p, const Shape& s, const Mapping& m
   g_job = Job{};
   g_job.p = &p, g_job.s = &s, g_job.m = &m, g_job.w = &w, g_job.r = r, g_job.progress = &progress;
   g_job.g = geometry(p, s, m);
+  g_job.tiles = tile_limit && !r ? std::min<uint64_t>(tile_limit, g_job.g.tiles()) : g_job.g.tiles();
   g_job.t0 = now_cycles();
   chip.mem.reset(p, cores);
-  chip.sched.reset(cores);
+  chip.sched.reset(cores, static_cast<size_t>(grid_of(p, m)));
   for (size_t i = 0; i < cores; ++i) chip.cores[i]->reset();
+  g_aborting = false;
+  g_job_error.clear();
+  resume_event().notify(sc_core::SC_ZERO_TIME);  // units parked by a failed job start over
   sc_core::sc_start();
   ++g_starts;
   g_elaborated = true;
+  if (!g_job_error.empty() || g_job.tiles_done != g_job.tiles) {
+    const std::string why = !g_job_error.empty() ? g_job_error
+                                                 : "models: deadlock: the simulation ran out of events with " +
+                                                       std::to_string(g_job.tiles_done) + " of " +
+                                                       std::to_string(g_job.tiles) + " tiles stored";
+    if (!g_aborting) {  // a deadlock: wake every unit so that it unwinds and parks
+      g_aborting = true;
+      wake_all();
+      sc_core::sc_start();
+    }
+    // Drop the tokens the failed job left in the channels (a later job may not use these cores).
+    chip.mem.reset(p, cores);
+    chip.sched.clear(cores);  // (no asks: the scheduler would hand out tiles to the next job of the other engine)
+    for (size_t i = 0; i < cores; ++i) chip.cores[i]->reset();
+    throw std::runtime_error(why);
+  }
   Stats st;
   st.timing = Timing::Cycle;
   st.mapping = m;
@@ -1007,7 +1212,6 @@ Stats run_on(Chip<Core>& chip, const Params& p, const Shape& s, const Mapping& m
   st.cycles = g_job.now();
   st.sim_time_ps = st.cycles * kClockPs;
   st.tiles = g_job.g.tiles();
-  if (g_job.tiles_done != st.tiles) throw std::runtime_error("models: simulation stopped before the job finished");
   const auto& causes = stall_causes(p.engine);
   std::vector<uint64_t> stall(causes.size(), 0);
   std::map<std::string, uint64_t> bytes;
@@ -1031,10 +1235,10 @@ Stats run_on(Chip<Core>& chip, const Params& p, const Shape& s, const Mapping& m
 }  // namespace
 
 Stats run_cycle(const Params& p, const Shape& s, const Mapping& m, const Workload& w, Result* r,
-                const Progress& progress) {
+                const Progress& progress, uint64_t tile_limit) {
   System& sys = system();
-  if (p.engine == EngineKind::TensorCore) return run_on(sys.tc, p, s, m, w, r, progress);
-  return run_on(sys.cube, p, s, m, w, r, progress);
+  if (p.engine == EngineKind::TensorCore) return run_on(sys.tc, p, s, m, w, r, progress, tile_limit);
+  return run_on(sys.cube, p, s, m, w, r, progress, tile_limit);
 }
 
 }  // namespace fp4sim::models::detail

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -513,6 +514,41 @@ TEST(Properties, MoreResourcesNeverSlower) {
   }
 }
 
+// More cores or more L2 is never slower in the mapper's choice when, as whatif does along a sweep,
+// the mapping chosen with less of the resource is offered again (RunOptions::also; it keeps its
+// own core count). Shapes where the waves do not divide the cores evenly and where A + B exceed L2.
+TEST(Properties, MoreCoresOrL2NeverSlowerInTheMappersChoice) {
+  struct Sweep {
+    fm::EngineKind e;
+    const char* key;
+    std::vector<const char*> values;
+  };
+  const fm::Workload tc = timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, 1024, 2048, 1024);
+  const fm::Workload cu = timing_only(MmaKindId::Hif4, Model::AscendHif4, 1024, 2048, 1024);
+  for (fm::Timing t : {fm::Timing::Analytic, fm::Timing::Cycle})
+    for (const Sweep& sw : {Sweep{fm::EngineKind::TensorCore, "cores", {"20", "24", "28", "32", "40"}},
+                            Sweep{fm::EngineKind::TensorCore, "l2_bytes", {"0", "1048576", "4194304", "134217728"}},
+                            Sweep{fm::EngineKind::Cube, "cores", {"6", "7", "8", "10", "12"}},
+                            Sweep{fm::EngineKind::Cube, "l2_bytes", {"0", "1048576", "4194304", "201326592"}}}) {
+      uint64_t prev_cycles = 0;
+      std::optional<fm::Mapping> prev;
+      for (const char* v : sw.values) {
+        fm::Params p = params(sw.e, {{sw.key, v}});
+        if (std::string(sw.key) == "l2_bytes") fm::set_param(p, "cores", sw.e == fm::EngineKind::Cube ? "8" : "24");
+        fm::RunOptions o = mode(t);
+        if (prev) o.also.push_back(*prev);
+        const fm::Result r = fm::run(p, sw.e == fm::EngineKind::Cube ? cu : tc, o);
+        if (prev_cycles) {
+          EXPECT_LE(r.stats.cycles, prev_cycles) << fm::engine_name(sw.e) << " " << sw.key << "=" << v << " "
+                                                 << fm::timing_name(t) << " " << r.stats.mapping.str();
+        }
+        prev_cycles = r.stats.cycles;
+        prev = r.stats.mapping;
+        if (!prev->cores) prev->cores = p.cores;
+      }
+    }
+}
+
 TEST(Properties, LargeComputeBoundReachesPeak) {
   // Enough bandwidth everywhere: the datapath is the bottleneck and stays >= 90 % busy.
   for (fm::Timing t : {fm::Timing::Analytic, fm::Timing::Cycle}) {
@@ -661,6 +697,32 @@ TEST(Mapper, PinnedMappingAndClearErrors) {
   for (size_t i = 1; i < ranked.size(); ++i) EXPECT_LE(ranked[i - 1].estimate.cycles, ranked[i].estimate.cycles);
 }
 
+// A long job (>= 16 waves of tiles for every candidate) has its candidates ranked by their first 4
+// waves, extrapolated; the chosen mapping is then simulated in full. Cross-check against full
+// simulations: the choice is within 2 % of the best of the main candidates simulated whole (every
+// tile_n / tile_k / raster the mapper would weigh on this shape, each pinned: one full simulation).
+TEST(Mapper, RankingByTheFirstWavesPicksNearTheBest) {
+  const fm::Workload w = timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, 4096, 8192, 1024);
+  const fm::Result r = fm::run(tc_params({{"cores", "32"}}), w, mode(fm::Timing::Cycle));
+  check_stats(r.stats, 4096, 8192, 1024);
+  EXPECT_GE(r.stats.tiles, 16u * 32u);  // long enough to be ranked by its first waves
+  uint64_t best = UINT64_MAX;
+  std::string best_map;
+  for (const char* tn : {"64", "128", "256"})
+    for (const char* tk : {"128", "256", "512"})
+      for (const char* ra : {"n", "m"}) {
+        const fm::Result f = fm::run(tc_params({{"cores", "32"}, {"tile_n", tn}, {"tile_k", tk}, {"raster", ra}}), w,
+                                     mode(fm::Timing::Cycle));
+        EXPECT_EQ(f.stats.mappings_evaluated, 1u);
+        if (f.stats.mapping.str() == r.stats.mapping.str()) {
+          EXPECT_EQ(f.stats.cycles, r.stats.cycles);  // the result is the full simulation
+        }
+        if (f.stats.cycles < best) best = f.stats.cycles, best_map = f.stats.mapping.str();
+      }
+  EXPECT_LE(static_cast<double>(r.stats.cycles), 1.02 * static_cast<double>(best))
+      << "chose " << r.stats.mapping.str() << " (" << r.stats.cycles << "), best " << best_map << " (" << best << ")";
+}
+
 TEST(System, MultipleJobsAreIndependentOfHistory) {
   const fm::Workload a = timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, 256, 512, 512);
   const fm::Workload b = timing_only(MmaKindId::Hif4, Model::AscendHif4, 64, 1024, 512);
@@ -674,6 +736,72 @@ TEST(System, MultipleJobsAreIndependentOfHistory) {
   EXPECT_GE(fm::sim_starts(), 4u);
 }
 
+// A load engine whose requests block on the bounded L2 queue while earlier responses of the same
+// job already arrive (large L1 chunks: many requests per job): every response must count against
+// its job. The case (HiF4 512 x 4096 x 4096 with l1_bytes=1048576, cycle timing) stopped
+// with "simulation stopped before the job finished" when the early responses were lost.
+TEST(System, LoadEngineCountsEarlyResponses) {
+  const fm::Workload w = timing_only(MmaKindId::Hif4, Model::AscendHif4, 512, 4096, 4096);
+  fm::Result r;
+  ASSERT_NO_THROW(r = fm::run(cube_params({{"l1_bytes", "1048576"}}), w, mode(fm::Timing::Cycle)));
+  check_stats(r.stats, 512, 4096, 4096);
+}
+
+// A job that fails inside the simulation (here the datapath throws on its first step, while the load
+// units hold tokens mid-iteration) reports its error, and the next jobs of the process start from
+// a clean state: the same cycles as in a process that never failed (MultipleJobs' reference runs).
+TEST(System, FailedJobLeavesNoTrace) {
+  const fm::Workload a = timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, 256, 512, 512);
+  const fm::Stats first = fm::run(tc_params({{"cores", "8"}}), a).stats;
+  for (bool cube : {false, true}) {
+    const Problem p = cube ? make_problem(MmaKindId::Hif4, Model::AscendHif4, 200, 136, 1088, true, 38)
+                           : make_problem(MmaKindId::Mxf4Nvf4, Model::Blackwell, 200, 72, 320, true, 39);
+    fm::Workload w = p.workload();
+    w.datapath = [](auto&&...) -> std::vector<float> { throw std::runtime_error("datapath fault on purpose"); };
+    try {
+      fm::run(cube ? cube_params({{"cores", "2"}}) : tc_params({{"tile_n", "32"}, {"cores", "2"}}), w);
+      ADD_FAILURE() << "the failing job did not report its error";
+    } catch (const std::runtime_error& e) {
+      EXPECT_STREQ(e.what(), "datapath fault on purpose");
+    }
+  }
+  const fm::Stats again = fm::run(tc_params({{"cores", "8"}}), a).stats;
+  EXPECT_EQ(first.cycles, again.cycles);
+  EXPECT_EQ(first.stalls, again.stalls);
+  EXPECT_EQ(first.bytes, again.bytes);
+  // A functional job after the failures is bit-exact.
+  const Problem h = make_problem(MmaKindId::Hif4, Model::AscendHif4, 200, 136, 1088, true, 40);
+  EXPECT_EQ(mismatches(fm::run(cube_params({{"cores", "2"}}), h.workload()).d, h.golden()), 0u);
+}
+
+// Every core count in range runs (each core's units are a few SystemC threads, each with its own
+// stack mapping, and the rest methods without one; vm.max_map_count is 65530 by default). A
+// 4096-core chip runs a small GEMM, and the result is the one of a chip with as many cores as tiles:
+// cores without a tile change nothing but their own no_tile cycles.
+void many_cores(fm::EngineKind e, MmaKindId kind, Model model) {
+  fm::reserve_cores(e, 4096);
+  const fm::Workload w = timing_only(kind, model, 256, 1024, 256);
+  const fm::Result r = fm::run(params(e, {{"cores", "4096"}}), w, mode(fm::Timing::Cycle));
+  check_stats(r.stats, 256, 1024, 256);
+  const uint64_t tiles = r.stats.tiles;
+  ASSERT_LT(tiles, 4096u);
+  fm::Params p = params(e, {{"cores", std::to_string(tiles).c_str()}});
+  const fm::Mapping& m = r.stats.mapping;  // the same mapping on the smaller chip
+  fm::set_param(p, "tile_m", std::to_string(m.tile_m));
+  fm::set_param(p, "tile_n", std::to_string(m.tile_n));
+  fm::set_param(p, "tile_k", std::to_string(m.tile_k));
+  if (m.l1_k) fm::set_param(p, "l1_k", std::to_string(m.l1_k));
+  if (m.stages) fm::set_param(p, "stages", std::to_string(m.stages));
+  fm::set_param(p, "raster", m.raster == fm::Raster::AlongM ? "m" : "n");
+  const fm::Result small = fm::run(p, w, mode(fm::Timing::Cycle));
+  EXPECT_EQ(small.stats.cycles, r.stats.cycles);
+  EXPECT_EQ(small.stats.compute_cycles, r.stats.compute_cycles);
+  EXPECT_EQ(small.stats.bytes, r.stats.bytes);
+  EXPECT_EQ(r.stats.stall("no_tile"), (4096 - tiles) * r.stats.cycles);
+}
+TEST(System, FourThousandTensorCores) { many_cores(fm::EngineKind::TensorCore, MmaKindId::Mxf4Nvf4, Model::Blackwell); }
+TEST(System, FourThousandCubeCores) { many_cores(fm::EngineKind::Cube, MmaKindId::Hif4, Model::AscendHif4); }
+
 TEST(System, ProgressReachesOne) {
   const Problem p = make_problem(MmaKindId::Mxf4Nvf4, Model::Blackwell, 256, 64, 128, false, 30);
   double last = 0;
@@ -684,8 +812,16 @@ TEST(System, ProgressReachesOne) {
     last = f;
     ++calls;
   };
-  fm::run(tc_params({{"tile_n", "32"}}), p.workload(), o);
-  EXPECT_EQ(calls, 4);
+  const fm::Result r = fm::run(tc_params({{"tile_n", "32"}}), p.workload(), o);
+  // One call per stored tile (2 x 2 tiles) of every simulation: each candidate, then the chosen
+  // mapping with the datapath (a single candidate is simulated once).
+  const size_t n = r.stats.mappings_evaluated;
+  ASSERT_GT(n, 1u);
+  EXPECT_EQ(calls, static_cast<int>(4 * (n + 1)));
+  EXPECT_DOUBLE_EQ(last, 1.0);
+  calls = 0, last = 0;
+  fm::run(tc_params({{"tile_n", "32"}, {"tile_k", "64"}, {"stages", "2"}, {"raster", "n"}}), p.workload(), o);
+  EXPECT_EQ(calls, 4);  // a pinned mapping: one simulation
   EXPECT_DOUBLE_EQ(last, 1.0);
 }
 

@@ -827,6 +827,53 @@ TEST(CliWhatif, AFailedConfigurationKeepsTheOthers) {
   }
 }
 
+// A runtime error inside a cycle simulation (FP4SIM_WHATIF_FAULT: the progress callback, which the
+// store unit calls from inside the simulation, throws for configuration 1) fails that configuration
+// only: its row carries the message and its parameters, the model unwinds the failed job, and the
+// rows before and after it are the same as in a run without the fault; exit 1 with one line. (The
+// sweep is over shapes: along a resource sweep a row's candidates include the previous row's choice.)
+TEST(CliWhatif, ARuntimeErrorInsideTheSimulationKeepsTheOthers) {
+  FP4SIM_REQUIRE_MODELS();
+  Dir d("mma_cli");
+  const std::string args =
+      "whatif --engine tensor-core --format nvfp4 --n 512 --k 512 --param cores=4 --timing cycle --sweep m=128,256,384 "
+      "--out ";
+  const Result ok = d.run(args + "ok.csv");
+  ASSERT_EQ(ok.code, 0) << ok.err;
+  const Result r = d.run(args + "w.csv", "FP4SIM_WHATIF_FAULT=1");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.err.find("fp4sim: error: whatif: 1 of 3 configurations failed: whatif: fault injected at configuration 1"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err_lines(), 1u) << r.err;
+  const Csv want = parse_csv(slurp(d / "ok.csv")), got = parse_csv(slurp(d / "w.csv"));
+  ASSERT_EQ(got.rows.size(), 3u);
+  EXPECT_EQ(got.head, want.head);
+  EXPECT_EQ(got.rows[0], want.rows[0]);
+  EXPECT_EQ(got.rows[2], want.rows[2]);
+  EXPECT_NE(got.at(1, "error").find("fault injected"), std::string::npos);
+  EXPECT_EQ(got.at(1, "m"), "256");
+  EXPECT_EQ(got.at(1, "cycles"), "");
+  EXPECT_EQ(got.at(1, "engine"), "tensor-core");
+}
+
+// Along a sweep that adds one resource (cores, L2 capacity), each row's candidates include the
+// previous row's choice on its own cores: more of a resource is never slower, in both timing modes.
+TEST(CliWhatif, MoreCoresOrL2IsNeverSlower) {
+  FP4SIM_REQUIRE_MODELS();
+  Dir d("mma_cli");
+  for (const char* timing : {"analytic", "cycle"})
+    for (const std::string sweep : {"--sweep cores=20,24,28,32", "--param cores=24 --sweep l2_bytes=0,1048576,134217728"}) {
+      const Result r = d.run(std::string("whatif --engine tensor-core --format nvfp4 --m 1024 --n 2048 --k 1024 --timing ") +
+                             timing + " " + sweep + " --out w.csv --force");
+      ASSERT_EQ(r.code, 0) << r.err;
+      const Csv csv = parse_csv(slurp(d / "w.csv"));
+      ASSERT_EQ(csv.rows.size(), sweep.find("cores=20") != std::string::npos ? 4u : 3u);
+      for (size_t i = 1; i < csv.rows.size(); ++i)
+        EXPECT_LE(std::stoull(csv.at(i, "cycles")), std::stoull(csv.at(i - 1, "cycles"))) << timing << " " << sweep << " row " << i;
+    }
+}
+
 TEST(CliWhatif, AreaAndClockFollowRtlAreaJson) {
   FP4SIM_REQUIRE_MODELS();
   // The area / clock model of docs/whatif.md, re-derived here from rtl/area.json as read by this test

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -12,6 +13,8 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include "cli/cli.hpp"
 #include "cli/energy_table.hpp"
@@ -193,6 +196,22 @@ uint64_t parse_dim(char dim, const std::string& opt, const std::string& text) {
   if (dim == 'n' && v % 16) throw UsageError("--" + opt + ": N must be a multiple of 16, got " + text);
   if (dim == 'k' && v % 64) throw UsageError("--" + opt + ": K must be a multiple of 64, got " + text);
   return v;
+}
+
+// Whether b is a with more of one resource (cores, dot_lanes, a capacity in B or a bandwidth in
+// B/cycle) and everything else the same: then a's mapping is a candidate for b too (more of a
+// resource is never slower: the mapper can still run a's schedule, on a's cores).
+bool more_of_one_resource(const Config& a, const Config& b) {
+  if (a.engine != b.engine || a.format != b.format || a.M != b.M || a.N != b.N || a.K != b.K) return false;
+  int grew = 0;
+  for (const fm::ParamDesc& d : fm::param_table(a.engine)) {
+    const std::string va = fm::get_param(a.p, d.key), vb = fm::get_param(b.p, d.key);
+    if (va == vb) continue;
+    const bool resource = d.key == "cores" || d.key == "dot_lanes" || d.unit == "B" || d.unit == "B/cycle";
+    if (!resource || !d.choices.empty() || std::stoll(vb) < std::stoll(va)) return false;
+    ++grew;
+  }
+  return grew == 1;
 }
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
@@ -440,9 +459,12 @@ int cmd_whatif(const Invocation& inv) {
   size_t failed = 0, done = 0;
   const auto t0 = std::chrono::steady_clock::now();
   auto last_print = t0;
+  // Progress on stderr (never stdout), also from inside one long configuration (the model reports
+  // each candidate simulation): about once a second on a terminal, every 10 s into a log.
+  const double print_every = isatty(STDERR_FILENO) ? 1.0 : 10.0;
   auto maybe_print = [&](size_t n_done, double frac_of_current) {
     const auto now = std::chrono::steady_clock::now();
-    if (!world.root() || std::chrono::duration<double>(now - last_print).count() < 1.0) return;
+    if (!world.root() || std::chrono::duration<double>(now - last_print).count() < print_every) return;
     last_print = now;
     std::fprintf(stderr, "whatif: %s%zu of %zu configurations done (%.0f%%), %zu failed, %.0f s\n",
                  world.size() > 1 ? "rank 0: " : "", n_done, configs.size(),
@@ -479,6 +501,11 @@ int cmd_whatif(const Invocation& inv) {
     check.add_file(out, !vm.count("out"));
     if (!vm.count("out") && out.has_parent_path()) fs::create_directories(out.parent_path());
   };
+  std::optional<size_t> fault_at;
+  if (const char* f = std::getenv("FP4SIM_WHATIF_FAULT"))
+    fault_at = static_cast<size_t>(parse_uint("FP4SIM_WHATIF_FAULT", f, 0, configs.size() - 1));
+  // The mapping each configuration ran with (those run by this process).
+  std::vector<std::optional<fm::Mapping>> chosen(configs.size());
   job.run = [&](size_t i) {
     const Config& c = configs[i];
     fm::Workload w;
@@ -490,11 +517,32 @@ int cmd_whatif(const Invocation& inv) {
     w.timing_only = true;
     fm::RunOptions o;
     o.timing = timing;
-    o.progress = [&](double f) { maybe_print(done, f); };
+    if (i > 0 && chosen[i - 1] && more_of_one_resource(configs[i - 1], c)) {
+      fm::Mapping prev = *chosen[i - 1];
+      if (!prev.cores) prev.cores = configs[i - 1].p.cores;
+      o.also.push_back(prev);
+    }
+    // Test hook (docs/whatif.md): configuration FP4SIM_WHATIF_FAULT fails inside the model, from the
+    // progress callback that a cycle simulation calls from its store unit (analytic: after the run).
+    const bool fault = fault_at && *fault_at == i;
+    bool faulted = false;
+    const auto inject = [&] {
+      faulted = true;
+      throw std::runtime_error("whatif: fault injected at configuration " + std::to_string(i) + " (FP4SIM_WHATIF_FAULT)");
+    };
+    o.progress = [&](double f) {
+      if (fault && !faulted) inject();
+      maybe_print(done, f);
+    };
     Row r{c, std::nullopt, {}};
+    // Any error of one configuration (a mapping that does not fit, a runtime error inside the
+    // simulation) becomes its row's error; the model unwinds a failed job, so the next rows run.
     try {
       r.stats = fm::run(c.p, w, o).stats;
-    } catch (const std::invalid_argument& e) {
+      if (fault && !faulted) inject();
+      chosen[i] = r.stats->mapping;
+    } catch (const std::exception& e) {
+      r.stats.reset();
       r.error = e.what();
       ++failed;
     }

@@ -149,7 +149,10 @@ std::string get_param(const Params& p, std::string_view key);
 struct Mapping {
   int64_t tile_m = 0, tile_n = 0, tile_k = 0, l1_k = 0, stages = 0;
   Raster raster = Raster::AlongN;
-  std::string str() const;  // "tile_m=128 tile_n=64 tile_k=256 stages=4 raster=n"
+  // Cores the kernel runs on (its grid; 0: every core of the chip). The mapper's own candidates use
+  // every core; a candidate passed in RunOptions::also may use fewer (a smaller chip's best mapping).
+  int64_t cores = 0;
+  std::string str() const;  // "tile_m=128 tile_n=64 tile_k=256 stages=4 raster=n" (+ " cores=N")
 };
 
 struct Stats {
@@ -192,6 +195,9 @@ using Progress = std::function<void(double)>;
 struct RunOptions {
   Timing timing = Timing::Cycle;
   Progress progress;
+  // More candidates for the mapper (skipped when they do not fit): whatif passes the mapping chosen
+  // for the same configuration with less of one resource, so that more of it is never slower.
+  std::vector<Mapping> also;
 };
 
 // Element storage bytes per element of a kind in the modeled memories: FP4 kinds packed two per
