@@ -187,3 +187,202 @@ module chk_fp32_add_nvfp4 (
 );
   chk_fp32_add #(.TermW(49), .ExpW(8), .TLo(-128), .THi(127)) u (.*);
 endmodule
+
+// ---- The FP32 adder pair, stage by stage (docs/rtl.md "The FP32 adder pair"): (P) the prepare
+// stage == ref_fp32_add_prep, and its outputs meet what (R) assumes; (R) the round stage ==
+// ref_fp32_add_round for every input that meets those assumptions, with the distance it is given
+// saturated at W + 3 and the reference given the true one; (C) the two references composed ==
+// golden add_rn (ref_fp32_add_rn).
+
+// (P): fp4sim_fp32_add_prep == ref_fp32_add_prep for every finite c, term, and t_exp in [TLo, THi]
+// (the callers' ranges; c NaN / Inf is routed around the adder by both PEs). Compared: big, sml,
+// the signs and zero flags always; big_lead unless both are zero (then round ignores it); dist =
+// min(d, W + 3) when both operands are nonzero (with sml = 0 round ignores it). Also checked, what
+// (R) assumes of its inputs: big normalized (top bit set) unless zero, big = sml = 0 when zero,
+// sml normalized or 0, dist <= W + 3, big_lead and sml's lead in [LeadLo, LeadHi].
+module chk_fp32_add_prep #(
+  parameter int unsigned TermW = 22,
+  parameter int unsigned ExpW  = 10,
+  parameter int          TLo   = -104,
+  parameter int          THi   = 22
+) (
+  input  logic [31:0]      c_i,
+  input  logic             t_neg_i,
+  input  logic [TermW-1:0] t_mag_i,
+  input  logic [ExpW-1:0]  t_exp_i,
+  output logic             ok_o
+);
+  localparam int unsigned W      = TermW > 24 ? TermW : 24;
+  localparam int          AW     = W + 3;
+  localparam int          TermWI = TermW;
+  localparam int          LeadLo = TLo < -149 ? TLo : -149;
+  localparam int          LeadHi = (THi + TermWI - 1) > 127 ? (THi + TermWI - 1) : 127;
+
+  logic [W-1:0]  big, sml, r_big, r_sml;
+  logic [13:0]   big_lead;
+  logic [7:0]    dist;
+  logic          big_neg, eff_sub, zero, zero_neg;
+  logic          r_big_neg, r_eff_sub, r_zero, r_zero_neg;
+  int            r_big_lead, r_sml_lead, r_d, lead, dist_n;
+  logic          same, dom;
+
+  always_comb begin
+    assume (c_i[30:23] != 8'hFF);
+    assume ($signed(t_exp_i) >= TLo && $signed(t_exp_i) <= THi);
+  end
+
+  fp4sim_fp32_add_prep #(.TermW(TermW), .ExpW(ExpW)) u_dut (
+    .c_i(c_i), .t_neg_i(t_neg_i), .t_mag_i(t_mag_i), .t_exp_i(t_exp_i), .big_o(big), .sml_o(sml),
+    .big_lead_o(big_lead), .dist_o(dist), .big_neg_o(big_neg), .eff_sub_o(eff_sub), .zero_o(zero),
+    .zero_neg_o(zero_neg));
+  ref_fp32_add_prep #(.TermW(TermW), .ExpW(ExpW)) u_ref (
+    .c_i(c_i), .t_neg_i(t_neg_i), .t_mag_i(t_mag_i), .t_exp_i(t_exp_i), .big_o(r_big),
+    .sml_o(r_sml), .big_lead_o(r_big_lead), .sml_lead_o(r_sml_lead), .big_neg_o(r_big_neg),
+    .eff_sub_o(r_eff_sub), .zero_o(r_zero), .zero_neg_o(r_zero_neg));
+
+  always_comb begin
+    lead = $signed(big_lead);
+    dist_n = dist;
+    r_d  = r_big_lead - r_sml_lead;
+    same = big == r_big && sml == r_sml && big_neg == r_big_neg && eff_sub == r_eff_sub &&
+           zero == r_zero && zero_neg == r_zero_neg &&
+           (zero || lead == r_big_lead) &&
+           (sml == '0 || dist_n == ((r_d > AW) ? AW : r_d));
+    dom  = (zero ? (big == '0 && sml == '0) : big[W-1]) && (sml == '0 || sml[W-1]) &&
+           dist_n <= AW && (zero || (lead >= LeadLo && lead <= LeadHi)) &&
+           (sml == '0 || (r_d >= 0 && lead - r_d >= LeadLo));
+  end
+  assign ok_o = same && dom;
+endmodule
+
+// (R): fp4sim_fp32_add_round == ref_fp32_add_round for every input (R) may get from (P): big
+// normalized unless zero (then big = sml = 0), sml normalized or 0, dist <= W + 3, d_true the true
+// distance (= dist below W + 3, >= W + 3 where dist saturated), big >= sml at distance 0, big_lead
+// and sml's lead (big_lead - d_true) in [LeadLo, LeadHi]. nvfp4_pts_mul uses this stage alone
+// (sml = 0, dist = 51, W = 48): covered by the W = 48 instance.
+module chk_fp32_add_round #(
+  parameter int unsigned W      = 24,
+  parameter int          LeadLo = -149,
+  parameter int          LeadHi = 127
+) (
+  input  logic [W-1:0] big_i,
+  input  logic [W-1:0] sml_i,
+  input  logic [13:0]  big_lead_i,
+  input  logic [7:0]   dist_i,
+  input  logic [8:0]   d_true_i,
+  input  logic         big_neg_i,
+  input  logic         eff_sub_i,
+  input  logic         zero_i,
+  input  logic         zero_neg_i,
+  output logic         ok_o
+);
+  localparam int AW = W + 3;
+  logic [31:0] d_dut, d_ref;
+  int          lead, dt, dist_n;
+
+  assign lead = $signed(big_lead_i);
+  assign dt   = d_true_i;
+  assign dist_n = dist_i;
+  always_comb begin
+    assume (zero_i ? (big_i == '0 && sml_i == '0) : big_i[W-1]);
+    assume (sml_i == '0 || sml_i[W-1]);
+    assume (dist_n <= AW);
+    assume ((dist_n < AW) ? (dt == dist_n) : (dt >= AW));
+    assume (dist_i != 8'd0 || big_i >= sml_i);
+    assume (zero_i || (lead >= LeadLo && lead <= LeadHi));
+    assume (sml_i == '0 || lead - dt >= LeadLo);
+  end
+
+  fp4sim_fp32_add_round #(.W(W)) u_dut (
+    .big_i(big_i), .sml_i(sml_i), .big_lead_i(big_lead_i), .dist_i(dist_i), .big_neg_i(big_neg_i),
+    .eff_sub_i(eff_sub_i), .zero_i(zero_i), .zero_neg_i(zero_neg_i), .d_o(d_dut));
+  ref_fp32_add_round #(.W(W)) u_ref (
+    .big_i(big_i), .sml_i(sml_i), .big_lead_i(lead), .d_i(dt), .big_neg_i(big_neg_i),
+    .eff_sub_i(eff_sub_i), .zero_i(zero_i), .zero_neg_i(zero_neg_i), .d_o(d_ref));
+  assign ok_o = (d_dut == d_ref);
+endmodule
+
+// (C): the two references composed == golden add_rn, for every finite c and term (t_exp in
+// [TLo, THi]): ref_fp32_add_round(ref_fp32_add_prep(x)) with the true distance == ref_fp32_add_rn.
+module chk_fp32_add_compose #(
+  parameter int unsigned TermW = 22,
+  parameter int unsigned ExpW  = 10,
+  parameter int          TLo   = -104,
+  parameter int          THi   = 22
+) (
+  input  logic [31:0]      c_i,
+  input  logic             t_neg_i,
+  input  logic [TermW-1:0] t_mag_i,
+  input  logic [ExpW-1:0]  t_exp_i,
+  output logic             ok_o
+);
+  localparam int unsigned W      = TermW > 24 ? TermW : 24;
+  localparam int          TermWI = TermW;
+  localparam int          Lo     = TLo < -149 ? TLo : -149;
+  localparam int          Hi     = (THi + TermWI) > 128 ? (THi + TermWI) : 128;
+  localparam int unsigned NW     = Hi - Lo + 2;
+
+  logic [W-1:0] big, sml;
+  int           big_lead, sml_lead;
+  logic         big_neg, eff_sub, zero, zero_neg;
+  logic [31:0]  d_stages, d_ref;
+
+  always_comb begin
+    assume (c_i[30:23] != 8'hFF);
+    assume ($signed(t_exp_i) >= TLo && $signed(t_exp_i) <= THi);
+  end
+
+  ref_fp32_add_prep #(.TermW(TermW), .ExpW(ExpW)) u_prep (
+    .c_i(c_i), .t_neg_i(t_neg_i), .t_mag_i(t_mag_i), .t_exp_i(t_exp_i), .big_o(big), .sml_o(sml),
+    .big_lead_o(big_lead), .sml_lead_o(sml_lead), .big_neg_o(big_neg), .eff_sub_o(eff_sub),
+    .zero_o(zero), .zero_neg_o(zero_neg));
+  ref_fp32_add_round #(.W(W)) u_round (
+    .big_i(big), .sml_i(sml), .big_lead_i(big_lead), .d_i(big_lead - sml_lead),
+    .big_neg_i(big_neg), .eff_sub_i(eff_sub), .zero_i(zero), .zero_neg_i(zero_neg), .d_o(d_stages));
+  ref_fp32_add_rn #(.TermW(TermW), .ExpW(ExpW), .Lo(Lo), .NW(NW)) u_ref (
+    .c_i(c_i), .t_neg_i(t_neg_i), .t_mag_i(t_mag_i), .t_exp_i(t_exp_i), .d_o(d_ref));
+  assign ok_o = (d_stages == d_ref);
+endmodule
+
+// The stage proofs as each PE sets them up (yosys' chparam takes no negative values).
+module chk_fp32_add_prep_hif4 (
+  input  logic [31:0] c_i,
+  input  logic        t_neg_i,
+  input  logic [21:0] t_mag_i,
+  input  logic [9:0]  t_exp_i,
+  output logic        ok_o
+);
+  chk_fp32_add_prep #(.TermW(22), .ExpW(10), .TLo(-104), .THi(22)) u (.*);
+endmodule
+
+module chk_fp32_add_prep_nvfp4 (
+  input  logic [31:0] c_i,
+  input  logic        t_neg_i,
+  input  logic [48:0] t_mag_i,
+  input  logic [7:0]  t_exp_i,
+  output logic        ok_o
+);
+  chk_fp32_add_prep #(.TermW(49), .ExpW(8), .TLo(-128), .THi(127)) u (.*);
+endmodule
+
+module chk_fp32_add_round_hif4 (
+  input  logic [23:0] big_i, sml_i,
+  input  logic [13:0] big_lead_i,
+  input  logic [7:0]  dist_i,
+  input  logic [8:0]  d_true_i,
+  input  logic        big_neg_i, eff_sub_i, zero_i, zero_neg_i,
+  output logic        ok_o
+);
+  chk_fp32_add_round #(.W(24), .LeadLo(-149), .LeadHi(127)) u (.*);
+endmodule
+
+module chk_fp32_add_round_nvfp4 (
+  input  logic [48:0] big_i, sml_i,
+  input  logic [13:0] big_lead_i,
+  input  logic [7:0]  dist_i,
+  input  logic [8:0]  d_true_i,
+  input  logic        big_neg_i, eff_sub_i, zero_i, zero_neg_i,
+  output logic        ok_o
+);
+  chk_fp32_add_round #(.W(49), .LeadLo(-149), .LeadHi(175)) u (.*);
+endmodule
