@@ -208,6 +208,19 @@ arith_script() {
     dot16)        top=$(arith_top "$id" chk_fp4_dot16 miter_fp4_dot16) files="$files $d/fp4_dot16.sv $OUT/decode_ref.sv" ;;
     dot16_flags)  top=chk_fp4_dot16 cp="chparam -set CheckSum 0 $top"
                   files="$files $d/fp4_dot16.sv $OUT/decode_ref.sv" ;;
+    add_prep_hif4)  top=chk_fp32_add_prep_hif4 files="$files $d/fp4sim_fp32_add_prep.sv" ;;
+    add_prep_nvfp4) top=chk_fp32_add_prep_nvfp4 files="$files $d/fp4sim_fp32_add_prep.sv" ;;
+    add_round_hif4)  top=$(arith_top "$id" chk_fp32_add_round_hif4 miter_fp32_add_round_hif4)
+                  files="$files $d/fp4sim_fp32_add_round.sv" ;;
+    add_round_nvfp4) top=$(arith_top "$id" chk_fp32_add_round_nvfp4 miter_fp32_add_round_nvfp4)
+                  files="$files $d/fp4sim_fp32_add_round.sv" ;;
+    pts_round)    top=chk_pts_round files="$files $d/fp4sim_fp32_add_round.sv" ;;
+    add_compose_hif4)  top=$(arith_top "$id" chk_fp32_add_compose_hif4 miter_fp32_add_compose_hif4) ;;
+    add_compose_nvfp4) top=$(arith_top "$id" chk_fp32_add_compose_nvfp4 miter_fp32_add_compose_nvfp4) ;;
+    hif4_scale)   top=chk_hif4_scale files="$files $d/hif4_scale.sv $OUT/decode_ref.sv" ;;
+    nvfp4_scale)  top=chk_nvfp4_scale files="$files $d/nvfp4_scale.sv $OUT/decode_ref.sv" ;;
+    k64_scale_ue4m3) top=chk_bs_k64_scale_ue4m3 files="$files $d/bs_k64_scale.sv $OUT/decode_ref.sv" ;;
+    k64_scale_ue8m0) top=chk_bs_k64_scale_ue8m0 files="$files $d/bs_k64_scale.sv $OUT/decode_ref.sv" ;;
     add_hif4)     top=$(arith_top "$id" chk_fp32_add_hif4 miter_fp32_add_hif4)
                   files="$files $d/fp4sim_fp32_add_prep.sv $d/fp4sim_fp32_add_round.sv" ;;
     add_nvfp4)    top=$(arith_top "$id" chk_fp32_add_nvfp4 miter_fp32_add_nvfp4)
@@ -229,7 +242,7 @@ arith_script() {
 }
 arith_engine() {  # yosys sat, or ABC's iprove on the miter (rtl/formal/arith_miters.sv)
   case $1 in
-    dot16 | fix_add | add_hif4 | add_nvfp4) echo abc ;;
+    dot16 | fix_add | add_hif4 | add_nvfp4 | add_round_* | add_compose_*) echo abc ;;
     *) echo sat ;;
   esac
 }
@@ -263,16 +276,30 @@ arith_name() {
     add_hif4)     echo "fp4sim_fp32_add_prep + _round (hif4_pe) == golden add_rn" ;;
     add_nvfp4)    echo "fp4sim_fp32_add_prep + _round (nvfp4_pe64) == golden add_rn" ;;
     fix_add)      echo "fp4sim_fix_add_rne (nvfp4_pe64) == golden add_rn" ;;
+    add_prep_hif4)  echo "fp4sim_fp32_add_prep (hif4_pe: TermW 22) == stage reference, outputs in round's domain" ;;
+    add_prep_nvfp4) echo "fp4sim_fp32_add_prep (nvfp4_pe64: TermW 49) == stage reference, outputs in round's domain" ;;
+    add_round_hif4)  echo "fp4sim_fp32_add_round (W 24) == golden round_to_fp32 RN of big +- sml (exact tail as sticky)" ;;
+    add_round_nvfp4) echo "fp4sim_fp32_add_round (W 49) == golden round_to_fp32 RN of big +- sml (exact tail as sticky)" ;;
+    pts_round)    echo "fp4sim_fp32_add_round (W 48: nvfp4_pts_mul's back end) == golden round_to_fp32 RN of the product" ;;
+    add_compose_hif4)  echo "stage references composed (TermW 22) == golden add_rn" ;;
+    add_compose_nvfp4) echo "stage references composed (TermW 49) == golden add_rn" ;;
+    hif4_scale)   echo "hif4_scale == golden dot_ascend_hif4 group term and NaN" ;;
+    nvfp4_scale)  echo "nvfp4_scale == golden exact sum of the four scaled group terms, zero sign, NaN" ;;
+    k64_scale_ue4m3) echo "bs_k64_scale (UE4M3, block 16) == golden bw_grouped_step's max_e and truncated sum t, NaN" ;;
+    k64_scale_ue8m0) echo "bs_k64_scale (UE8M0, block 32) == golden bw_grouped_step's max_e and truncated sum t, NaN" ;;
   esac
 }
 ARITH=${ARITH:-"k64_sum_ue8m0 k64_sum_ue4m3 dot16 rz_k64_ue4m3 rz_k64_ue8m0 rz_k32"}
+arith_needs_decode() {  # the proofs that read gen_decode_ref's golden decoders
+  case $1 in dot16* | hif4_scale | nvfp4_scale | k64_scale_*) return 0 ;; esac; return 1
+}
 need_decode_ref() {  # the E2M1 value table (dot16) comes from gen_decode_ref
   [ -s "$OUT/decode_ref.sv" ] || { [ -x "$GEN" ] && "$GEN" "$OUT/decode_ref.sv" >"$OUT/gen_decode_ref.log" 2>&1; }
 }
 if has_part arith; then
   for id in $ARITH; do
-    if [ "${id#dot16}" != "$id" ] && ! need_decode_ref; then
-      fail_now "$(arith_name dot16): no reference ($GEN missing or failed)"
+    if arith_needs_decode "$id" && ! need_decode_ref; then
+      fail_now "$(arith_name "$id"): no reference ($GEN missing or failed)"
       continue
     fi
     run_arith "$(arith_name "$id")" "$OUT/arith_$id.log" "$id" rtl
