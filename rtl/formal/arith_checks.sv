@@ -432,8 +432,8 @@ endmodule
 // = m * 2^(e - 3); off = 8), T = the exact sum, as sign and |T| in units of 2^-20; NaN when any
 // scale is NaN (the term is then not read). An exact zero T is -0 only when every product is -0
 // (ExactDot's all_neg_zero): in every group all signs negative (all_neg_i) and every product zero
-// (all_zero_i, or a zero scale). Also checked: every term is a multiple of 2^-20 and |T| < 2^49 (no
-// assumption: for every input, the UE4M3 exponents bound it).
+// (all_zero_i, or a zero scale). Also checked: every term is a multiple of 2^-20 and |T| < 2^48.
+// Assumption: each group sum |s4| <= 2304 (fp4_dot16's range: 16 products of at most 12 * 12).
 module chk_nvfp4_scale (
   input  logic [4*13-1:0] sum_i,
   input  logic [3:0]      all_zero_i,
@@ -462,6 +462,8 @@ module chk_nvfp4_scale (
     r_nz  = 1'b1;
     fits  = 1'b1;
     for (int g = 0; g < 4; g++) begin
+      // fp4_dot16's range: 16 products (2a)(2b) with |2a|, |2b| <= 12
+      assume ($signed(sum_i[g*13 +: 13]) >= -2304 && $signed(sum_i[g*13 +: 13]) <= 2304);
       r_nan = r_nan | da[g*16+15] | db[g*16+15];
       n     = $signed(sum_i[g*13 +: 13]) * $signed({1'b0, da[g*16 +: 4]}) *
               $signed({1'b0, db[g*16 +: 4]});                          // s4 * mA * mB
@@ -512,8 +514,8 @@ endmodule
 // of ec and every group's eA + eB (zero groups too), t = shift_trunc(mc, ec - 23 - lsb) + sum over
 // g of shift_trunc(s4[g] * mA * mB, e[g] - off - lsb), lsb = max_e - 35; checked: max_e_o ==
 // max_e, sum_o + carry_o == t mod 2^TW and t within TW-bit two's complement (what bs_k64_sum reads),
-// nan_o == any scale NaN (then nothing else is read). Assumption: C finite (bs_dot_k64 routes NaN
-// and Inf C to its special outcome before reading this block's sum).
+// nan_o == any scale NaN (then nothing else is read). Assumptions: C finite (bs_dot_k64 routes NaN
+// and Inf C to its special outcome before reading this block's sum); |s4| <= 2304 (fp4_dot16).
 module chk_bs_k64_scale #(
   parameter int unsigned ScaleFmt = 0,
   parameter int unsigned Block    = 16
@@ -549,7 +551,12 @@ module chk_bs_k64_scale #(
   bs_k64_scale #(.ScaleFmt(ScaleFmt), .Block(Block)) u_dut (.sum_i(sum_i), .sfa_i(sfa_i),
     .sfb_i(sfb_i), .c_i(c_i), .sum_o(s_o), .carry_o(c_o), .max_e_o(max_e_o), .nan_o(nan));
 
-  always_comb assume (c_i[30:23] != 8'hFF);
+  always_comb begin
+    assume (c_i[30:23] != 8'hFF);
+    // fp4_dot16's range: 16 products (2a)(2b) with |2a|, |2b| <= 12
+    for (int g = 0; g < 4; g++)
+      assume ($signed(sum_i[g*13 +: 13]) >= -2304 && $signed(sum_i[g*13 +: 13]) <= 2304);
+  end
 
   // shift_trunc(v, s): v * 2^s exactly, or toward zero; callers' |v| < 2^30, s in [-300, 40].
   function automatic logic signed [63:0] shift_trunc(input logic signed [63:0] v, input int s);

@@ -110,3 +110,23 @@ module miter_fp32_add_compose_nvfp4 (
   chk_fp32_add_compose_nvfp4 u_chk (.*, .ok_o(ok));
   assign bad_o = (c_i[30:23] != 8'hFF) & !ok;
 endmodule
+
+// nvfp4_scale == golden's exact sum of the scaled group terms (check chk_nvfp4_scale): bad_o = the
+// group sums are in fp4_dot16's range and the outputs differ.
+module miter_nvfp4_scale (
+  input  logic [4*13-1:0] sum_i,
+  input  logic [3:0]      all_zero_i,
+  input  logic [3:0]      all_neg_i,
+  input  logic [31:0]     sfa_i,
+  input  logic [31:0]     sfb_i,
+  output logic            bad_o
+);
+  logic ok, pre;
+  chk_nvfp4_scale u_chk (.*, .ok_o(ok));
+  always_comb begin
+    pre = 1'b1;
+    for (int g = 0; g < 4; g++)
+      pre = pre & ($signed(sum_i[g*13 +: 13]) >= -2304) & ($signed(sum_i[g*13 +: 13]) <= 2304);
+  end
+  assign bad_o = pre & !ok;
+endmodule
