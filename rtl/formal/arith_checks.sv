@@ -199,7 +199,8 @@ endmodule
 // the signs and zero flags always; big_lead unless both are zero (then round ignores it); dist =
 // min(d, W + 3) when both operands are nonzero (with sml = 0 round ignores it). Also checked, what
 // (R) assumes of its inputs: big normalized (top bit set) unless zero, big = sml = 0 when zero,
-// sml normalized or 0, dist <= W + 3, big_lead and sml's lead in [LeadLo, LeadHi].
+// sml normalized or 0, dist <= W + 3, big >= sml at dist 0, big_lead and sml's lead in [LeadLo,
+// LeadHi].
 module chk_fp32_add_prep #(
   parameter int unsigned TermW = 22,
   parameter int unsigned ExpW  = 10,
@@ -249,7 +250,8 @@ module chk_fp32_add_prep #(
            (zero || lead == r_big_lead) &&
            (sml == '0 || dist_n == ((r_d > AW) ? AW : r_d));
     dom  = (zero ? (big == '0 && sml == '0) : big[W-1]) && (sml == '0 || sml[W-1]) &&
-           dist_n <= AW && (zero || (lead >= LeadLo && lead <= LeadHi)) &&
+           dist_n <= AW && (dist_n != 0 || big >= sml) &&
+           (zero || (lead >= LeadLo && lead <= LeadHi)) &&
            (sml == '0 || (r_d >= 0 && lead - r_d >= LeadLo));
   end
   assign ok_o = same && dom;
