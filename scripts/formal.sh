@@ -13,17 +13,22 @@
 #      gen_decode_ref (rtl/formal/gen_decode_ref.cpp, linked with the golden library; CMake target
 #      gen_decode_ref), the checks are rtl/formal/decode_checks.sv.
 #   4. the arithmetic leaves == behavioural references written from golden's functions line by line
-#      (rtl/formal/arith_ref.sv; checks rtl/formal/arith_checks.sv): fp4sim_fix_to_fp32_rz ==
-#      round_to_fp32(rn = false) for its three parameter sets, bs_k64_sum == from_trunc_sum of the
-#      carry-save pair (yosys sat), fp4_dot16's sum and flags == golden's (ABC's iprove on the
-#      miter, rtl/formal/arith_miters.sv), for every input. Opt-in (ARITH="fix_add", about 6
-#      minutes): fp4sim_fix_add_rne == golden add_rn (ABC). Written but open (ARITH="add_hif4
-#      add_nvfp4"): the FP32 adder pair == golden add_rn.
+#      (rtl/formal/arith_ref.sv; checks rtl/formal/arith_checks.sv; scale and lane values from
+#      gen_decode_ref's golden decoders): fp4sim_fix_to_fp32_rz == round_to_fp32(rn = false) for
+#      its three parameter sets, bs_k64_sum == from_trunc_sum of the carry-save pair, hif4_scale ==
+#      golden's group term, the FP32 adder pair stage by stage (prepare == its stage reference with
+#      outputs in the round stage's domain; round == golden round_to_fp32 RN of the exact sum, also
+#      as nvfp4_pts_mul's back end) (yosys sat), fp4_dot16's sum and flags and the round stages
+#      (ABC's iprove on miters, rtl/formal/arith_miters.sv), for every input within the callers'
+#      invariants. Opt-in: ARITH="add_round_nvfp4" (the round stage at W 49, about 90 s CPU),
+#      ARITH="fix_add" (fp4sim_fix_add_rne == golden add_rn, ABC, about 6 minutes). Written but open: ARITH="nvfp4_scale k64_scale_ue4m3 k64_scale_ue8m0" (sat),
+#      "add_compose_hif4 add_compose_nvfp4" (the adder's stage references composed == add_rn, ABC),
+#      "add_hif4 add_nvfp4" (the adder pair as one miter, ABC).
 #   MUTANTS=1: instead, plants one arithmetic bug at a time into a copy of the RTL (sed, in
 #      OUTDIR/mutants/, rtl/*.sv untouched) and checks that the proof of that leaf FAILS for each.
 # Prints one line per proof and the count; exit 0 when all hold, 1 otherwise (2: tools missing).
 #
-# Usage: scripts/formal.sh [OUTDIR [GEN_DECODE_REF]]   (default build-formal; about 95 s CPU on 2 cores)
+# Usage: scripts/formal.sh [OUTDIR [GEN_DECODE_REF]]   (default build-formal; docs/rtl.md has the times)
 #        GEN_DECODE_REF=path scripts/formal.sh   (the generator if not an argument; default
 #                                                  build/rtl/gen_decode_ref)
 #        DEPTHS="1 2" scripts/formal.sh          (a subset of the shell proofs)
@@ -208,6 +213,19 @@ arith_script() {
     dot16)        top=$(arith_top "$id" chk_fp4_dot16 miter_fp4_dot16) files="$files $d/fp4_dot16.sv $OUT/decode_ref.sv" ;;
     dot16_flags)  top=chk_fp4_dot16 cp="chparam -set CheckSum 0 $top"
                   files="$files $d/fp4_dot16.sv $OUT/decode_ref.sv" ;;
+    add_prep_hif4)  top=chk_fp32_add_prep_hif4 files="$files $d/fp4sim_fp32_add_prep.sv" ;;
+    add_prep_nvfp4) top=chk_fp32_add_prep_nvfp4 files="$files $d/fp4sim_fp32_add_prep.sv" ;;
+    add_round_hif4)  top=$(arith_top "$id" chk_fp32_add_round_hif4 miter_fp32_add_round_hif4)
+                  files="$files $d/fp4sim_fp32_add_round.sv" ;;
+    add_round_nvfp4) top=$(arith_top "$id" chk_fp32_add_round_nvfp4 miter_fp32_add_round_nvfp4)
+                  files="$files $d/fp4sim_fp32_add_round.sv" ;;
+    pts_round)    top=chk_pts_round files="$files $d/fp4sim_fp32_add_round.sv" ;;
+    add_compose_hif4)  top=$(arith_top "$id" chk_fp32_add_compose_hif4 miter_fp32_add_compose_hif4) ;;
+    add_compose_nvfp4) top=$(arith_top "$id" chk_fp32_add_compose_nvfp4 miter_fp32_add_compose_nvfp4) ;;
+    hif4_scale)   top=chk_hif4_scale files="$files $d/hif4_scale.sv $OUT/decode_ref.sv" ;;
+    nvfp4_scale)  top=chk_nvfp4_scale files="$files $d/nvfp4_scale.sv $OUT/decode_ref.sv" ;;
+    k64_scale_ue4m3) top=chk_bs_k64_scale_ue4m3 files="$files $d/bs_k64_scale.sv $OUT/decode_ref.sv" ;;
+    k64_scale_ue8m0) top=chk_bs_k64_scale_ue8m0 files="$files $d/bs_k64_scale.sv $OUT/decode_ref.sv" ;;
     add_hif4)     top=$(arith_top "$id" chk_fp32_add_hif4 miter_fp32_add_hif4)
                   files="$files $d/fp4sim_fp32_add_prep.sv $d/fp4sim_fp32_add_round.sv" ;;
     add_nvfp4)    top=$(arith_top "$id" chk_fp32_add_nvfp4 miter_fp32_add_nvfp4)
@@ -229,7 +247,7 @@ arith_script() {
 }
 arith_engine() {  # yosys sat, or ABC's iprove on the miter (rtl/formal/arith_miters.sv)
   case $1 in
-    dot16 | fix_add | add_hif4 | add_nvfp4) echo abc ;;
+    dot16 | fix_add | add_hif4 | add_nvfp4 | add_round_* | add_compose_*) echo abc ;;
     *) echo sat ;;
   esac
 }
@@ -263,16 +281,33 @@ arith_name() {
     add_hif4)     echo "fp4sim_fp32_add_prep + _round (hif4_pe) == golden add_rn" ;;
     add_nvfp4)    echo "fp4sim_fp32_add_prep + _round (nvfp4_pe64) == golden add_rn" ;;
     fix_add)      echo "fp4sim_fix_add_rne (nvfp4_pe64) == golden add_rn" ;;
+    add_prep_hif4)  echo "fp4sim_fp32_add_prep (hif4_pe: TermW 22) == stage reference, outputs in round's domain" ;;
+    add_prep_nvfp4) echo "fp4sim_fp32_add_prep (nvfp4_pe64: TermW 49) == stage reference, outputs in round's domain" ;;
+    add_round_hif4)  echo "fp4sim_fp32_add_round (W 24) == golden round_to_fp32 RN of big +- sml (exact tail as sticky)" ;;
+    add_round_nvfp4) echo "fp4sim_fp32_add_round (W 49) == golden round_to_fp32 RN of big +- sml (exact tail as sticky)" ;;
+    pts_round)    echo "fp4sim_fp32_add_round (W 48: nvfp4_pts_mul's back end) == golden round_to_fp32 RN of the product" ;;
+    add_compose_hif4)  echo "stage references composed (TermW 22) == golden add_rn" ;;
+    add_compose_nvfp4) echo "stage references composed (TermW 49) == golden add_rn" ;;
+    hif4_scale)   echo "hif4_scale == golden dot_ascend_hif4 group term and NaN" ;;
+    nvfp4_scale)  echo "nvfp4_scale == golden exact sum of the four scaled group terms, zero sign, NaN" ;;
+    k64_scale_ue4m3) echo "bs_k64_scale (UE4M3, block 16) == golden bw_grouped_step's max_e and truncated sum t, NaN" ;;
+    k64_scale_ue8m0) echo "bs_k64_scale (UE8M0, block 32) == golden bw_grouped_step's max_e and truncated sum t, NaN" ;;
   esac
 }
-ARITH=${ARITH:-"k64_sum_ue8m0 k64_sum_ue4m3 dot16 rz_k64_ue4m3 rz_k64_ue8m0 rz_k32"}
+# The default set (CTest), the slowest first: the ABC proofs, then yosys sat. Opt-in (slow):
+# add_round_nvfp4 (about 90 s CPU), fix_add (about 6 minutes).
+ARITH=${ARITH:-"dot16 add_round_hif4 hif4_scale k64_sum_ue8m0 k64_sum_ue4m3
+  pts_round add_prep_nvfp4 add_prep_hif4 rz_k64_ue4m3 rz_k64_ue8m0 rz_k32"}
+arith_needs_decode() {  # the proofs that read gen_decode_ref's golden decoders
+  case $1 in dot16* | hif4_scale | nvfp4_scale | k64_scale_*) return 0 ;; esac; return 1
+}
 need_decode_ref() {  # the E2M1 value table (dot16) comes from gen_decode_ref
   [ -s "$OUT/decode_ref.sv" ] || { [ -x "$GEN" ] && "$GEN" "$OUT/decode_ref.sv" >"$OUT/gen_decode_ref.log" 2>&1; }
 }
 if has_part arith; then
   for id in $ARITH; do
-    if [ "${id#dot16}" != "$id" ] && ! need_decode_ref; then
-      fail_now "$(arith_name dot16): no reference ($GEN missing or failed)"
+    if arith_needs_decode "$id" && ! need_decode_ref; then
+      fail_now "$(arith_name "$id"): no reference ($GEN missing or failed)"
       continue
     fi
     run_arith "$(arith_name "$id")" "$OUT/arith_$id.log" "$id" rtl
@@ -281,11 +316,11 @@ fi
 
 # --- planted bugs (MUTANTS=1): each must make its leaf's proof fail -------------------------------
 # One line each: proof id # file # sed expression # what the bug is. The sed must change the file.
-MUTANT_LIST='add_hif4#fp4sim_fp32_add_round.sv#s/assign inc    = rbit \& (sticky | m_pre\[0\]);/assign inc    = rbit \& sticky;/#round half down (ties never to even upward)
-add_hif4#fp4sim_fp32_add_round.sv#s/assign sticky = |(sum \& lostmask);/assign sticky = 1'"'"'b0;/#sticky below the round bit lost
-add_hif4#fp4sim_fp32_add_round.sv#s/d_o = 32'"'"'d0;  \/\/ exact cancellation/d_o = {big_neg_i, 31'"'"'d0};  \/\/ exact cancellation/#exact cancellation signed like the big operand (-0)
-add_hif4#fp4sim_fp32_add_round.sv#s/assign b_sticky = |b_lost;/assign b_sticky = 1'"'"'b0;/#alignment sticky (bits shifted out) lost
-add_nvfp4#fp4sim_fp32_add_prep.sv#s/assign ediff      = EW'"'"'(\$signed(big_lead_o) - sml_lead);/assign ediff      = EW'"'"'(\$signed(big_lead_o) - sml_lead + 1);/#alignment distance off by one
+MUTANT_LIST='add_round_hif4#fp4sim_fp32_add_round.sv#s/assign inc    = rbit \& (sticky | m_pre\[0\]);/assign inc    = rbit \& sticky;/#round half down (ties never to even upward)
+add_round_hif4#fp4sim_fp32_add_round.sv#s/assign sticky = |(sum \& lostmask);/assign sticky = 1'"'"'b0;/#sticky below the round bit lost
+add_round_hif4#fp4sim_fp32_add_round.sv#s/d_o = 32'"'"'d0;  \/\/ exact cancellation/d_o = {big_neg_i, 31'"'"'d0};  \/\/ exact cancellation/#exact cancellation signed like the big operand (-0)
+add_round_hif4#fp4sim_fp32_add_round.sv#s/assign b_sticky = |b_lost;/assign b_sticky = 1'"'"'b0;/#alignment sticky (bits shifted out) lost
+add_prep_nvfp4#fp4sim_fp32_add_prep.sv#s/assign ediff      = EW'"'"'(\$signed(big_lead_o) - sml_lead);/assign ediff      = EW'"'"'(\$signed(big_lead_o) - sml_lead + 1);/#alignment distance off by one
 fix_add#fp4sim_fix_add_rne.sv#s/assign inc    = rbit \& (sticky | norm\[MW-24\]);/assign inc    = rbit \& sticky;/#round half down
 fix_add#fp4sim_fix_add_rne.sv#s/c_rs\[24\] | (|c_rs\[23:0\])/c_rs[24]/#C shifted right without its jammed sticky
 rz_k32#fp4sim_fix_to_fp32_rz.sv#s/(e_lead < EW'"'"'(-126)) ? EW'"'"'(-126)/(e_lead < EW'"'"'(-125)) ? EW'"'"'(-125)/#wrong subnormal exponent (-125)
@@ -294,7 +329,12 @@ rz_k64_ue8m0#fp4sim_fix_to_fp32_rz.sv#s/      d_o = 32'"'"'d0;/      d_o = {neg_
 k64_sum_ue4m3#bs_k64_sum.sv#s/assign ns = ~sum_i ^ ~carry_i ^ TW'"'"'(2);/assign ns = ~sum_i ^ ~carry_i ^ TW'"'"'(1);/#negation -(s + c) off by one (a lost +1 carry)
 dot16#fp4_dot16.sv#s/ + 13'"'"'(pneg\[i\]);/;/#negative products without their +1 carry-in
 dot16_flags#fp4_dot16.sv#s/(pmag == 8'"'"'d0)/(ta[1:0] == 2'"'"'d0)/#all-zero flag ignores B
-dot16#fp4_dot16.sv#s/(3'"'"'(ta\[3:2\]) + 3'"'"'(tb\[3:2\]))/(3'"'"'(ta[3:2]) + 3'"'"'(tb[3:2]) + 3'"'"'d1)/#product exponent off by one'
+dot16#fp4_dot16.sv#s/(3'"'"'(ta\[3:2\]) + 3'"'"'(tb\[3:2\]))/(3'"'"'(ta[3:2]) + 3'"'"'(tb[3:2]) + 3'"'"'d1)/#product exponent off by one
+add_prep_hif4#fp4sim_fp32_add_prep.sv#s/? EW'"'"'(-149) :/? EW'"'"'(-150) :/#subnormal C read one binade low (LSB 2^-150)
+add_round_nvfp4#fp4sim_fp32_add_round.sv#s/(rsh > 8'"'"'d1) ? ~({SW{1'"'"'b1}} << (rsh - 8'"'"'d1))/(rsh > 8'"'"'d2) ? ~({SW{1'"'"'b1}} << (rsh - 8'"'"'d2))/#sticky misses the bit just below the round bit
+pts_round#fp4sim_fp32_add_round.sv#s/(e_lead < EW'"'"'(-126)) ? EW'"'"'(-126)/(e_lead < EW'"'"'(-125)) ? EW'"'"'(-125)/#subnormal results at exponent -125
+hif4_scale#hif4_scale.sv#s/ - 10'"'"'d8;/ - 10'"'"'d7;/#term exponent off by one
+hif4_scale#hif4_scale.sv#s/assign nan_o   = ta.nan | tb.nan;/assign nan_o   = ta.nan;/#NaN of the B scale ignored'
 if [ "$MUTANTS" != 0 ]; then
   need_decode_ref || fail_now "mutants: no decode reference ($GEN missing or failed)"
   n=0
@@ -308,8 +348,8 @@ if [ "$MUTANTS" != 0 ]; then
       continue
     fi
     # Passes when yosys ran and the proof failed (a counterexample; not a read or elaboration error).
-    # The adders' graphs take yosys about 2 minutes to write: their bugs are left to yosys sat,
-    # which finds each counterexample in seconds.
+    # ABC's graphs take yosys up to minutes to write: every bug but dot16's is left to yosys sat on
+    # its check top (the same obligation), which finds each counterexample in seconds.
     if [ "$id" = dot16 ]; then
       spawn "mutant $n, $file: $what -> proof $id fails" "$d/proof.log" abc_fails "$d/proof.log" \
         "$(arith_script "$id" "$d" "$d/proof.aig")" "$d/proof.aig"

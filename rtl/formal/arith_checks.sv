@@ -187,3 +187,448 @@ module chk_fp32_add_nvfp4 (
 );
   chk_fp32_add #(.TermW(49), .ExpW(8), .TLo(-128), .THi(127)) u (.*);
 endmodule
+
+// ---- The FP32 adder pair, stage by stage (docs/rtl.md "The FP32 adder pair"): (P) the prepare
+// stage == ref_fp32_add_prep, and its outputs meet what (R) assumes; (R) the round stage ==
+// ref_fp32_add_round for every input that meets those assumptions, with the distance it is given
+// saturated at W + 3 and the reference given the true one; (C) the two references composed ==
+// golden add_rn (ref_fp32_add_rn).
+
+// (P): fp4sim_fp32_add_prep == ref_fp32_add_prep for every finite c, term, and t_exp in [TLo, THi]
+// (the callers' ranges; c NaN / Inf is routed around the adder by both PEs). Compared: big, sml,
+// the signs and zero flags always; big_lead unless both are zero (then round ignores it); dist =
+// min(d, W + 3) when both operands are nonzero (with sml = 0 round ignores it). Also checked, what
+// (R) assumes of its inputs: big normalized (top bit set) unless zero, big = sml = 0 when zero,
+// sml normalized or 0, dist <= W + 3, big >= sml at dist 0, big_lead and sml's lead in [LeadLo,
+// LeadHi].
+module chk_fp32_add_prep #(
+  parameter int unsigned TermW = 22,
+  parameter int unsigned ExpW  = 10,
+  parameter int          TLo   = -104,
+  parameter int          THi   = 22
+) (
+  input  logic [31:0]      c_i,
+  input  logic             t_neg_i,
+  input  logic [TermW-1:0] t_mag_i,
+  input  logic [ExpW-1:0]  t_exp_i,
+  output logic             ok_o
+);
+  localparam int unsigned W      = TermW > 24 ? TermW : 24;
+  localparam int          AW     = W + 3;
+  localparam int          TermWI = TermW;
+  localparam int          LeadLo = TLo < -149 ? TLo : -149;
+  localparam int          LeadHi = (THi + TermWI - 1) > 127 ? (THi + TermWI - 1) : 127;
+
+  logic [W-1:0]  big, sml, r_big, r_sml;
+  logic [13:0]   big_lead;
+  logic [7:0]    dist;
+  logic          big_neg, eff_sub, zero, zero_neg;
+  logic          r_big_neg, r_eff_sub, r_zero, r_zero_neg;
+  int            r_big_lead, r_sml_lead, r_d, lead, dist_n;
+  logic          same, dom;
+
+  always_comb begin
+    assume (c_i[30:23] != 8'hFF);
+    assume ($signed(t_exp_i) >= TLo && $signed(t_exp_i) <= THi);
+  end
+
+  fp4sim_fp32_add_prep #(.TermW(TermW), .ExpW(ExpW)) u_dut (
+    .c_i(c_i), .t_neg_i(t_neg_i), .t_mag_i(t_mag_i), .t_exp_i(t_exp_i), .big_o(big), .sml_o(sml),
+    .big_lead_o(big_lead), .dist_o(dist), .big_neg_o(big_neg), .eff_sub_o(eff_sub), .zero_o(zero),
+    .zero_neg_o(zero_neg));
+  ref_fp32_add_prep #(.TermW(TermW), .ExpW(ExpW)) u_ref (
+    .c_i(c_i), .t_neg_i(t_neg_i), .t_mag_i(t_mag_i), .t_exp_i(t_exp_i), .big_o(r_big),
+    .sml_o(r_sml), .big_lead_o(r_big_lead), .sml_lead_o(r_sml_lead), .big_neg_o(r_big_neg),
+    .eff_sub_o(r_eff_sub), .zero_o(r_zero), .zero_neg_o(r_zero_neg));
+
+  always_comb begin
+    lead = $signed(big_lead);
+    dist_n = dist;
+    r_d  = r_big_lead - r_sml_lead;
+    same = big == r_big && sml == r_sml && big_neg == r_big_neg && eff_sub == r_eff_sub &&
+           zero == r_zero && zero_neg == r_zero_neg &&
+           (zero || lead == r_big_lead) &&
+           (sml == '0 || dist_n == ((r_d > AW) ? AW : r_d));
+    dom  = (zero ? (big == '0 && sml == '0) : big[W-1]) && (sml == '0 || sml[W-1]) &&
+           dist_n <= AW && (dist_n != 0 || big >= sml) &&
+           (zero || (lead >= LeadLo && lead <= LeadHi)) &&
+           (sml == '0 || (r_d >= 0 && lead - r_d >= LeadLo));
+  end
+  assign ok_o = same && dom;
+endmodule
+
+// (R): fp4sim_fp32_add_round == ref_fp32_add_round for every input (R) may get from (P): big
+// normalized unless zero (then big = sml = 0), sml normalized or 0, dist <= W + 3, d_true the true
+// distance (= dist below W + 3, >= W + 3 where dist saturated), big >= sml at distance 0, big_lead
+// and sml's lead (big_lead - d_true) in [LeadLo, LeadHi]. nvfp4_pts_mul uses this stage alone
+// (sml = 0, dist = 51, W = 48): covered by the W = 48 instance.
+module chk_fp32_add_round #(
+  parameter int unsigned W      = 24,
+  parameter int          LeadLo = -149,
+  parameter int          LeadHi = 127
+) (
+  input  logic [W-1:0] big_i,
+  input  logic [W-1:0] sml_i,
+  input  logic [13:0]  big_lead_i,
+  input  logic [7:0]   dist_i,
+  input  logic [8:0]   d_true_i,
+  input  logic         big_neg_i,
+  input  logic         eff_sub_i,
+  input  logic         zero_i,
+  input  logic         zero_neg_i,
+  output logic         pre_o,
+  output logic         ok_o
+);
+  localparam int AW = W + 3;
+  logic [31:0] d_dut, d_ref;
+  int          lead, dt, dist_n;
+
+  assign lead = $signed(big_lead_i);
+  assign dt   = d_true_i;
+  assign dist_n = dist_i;
+  // pre_o: the assumptions hold (assumed here for yosys sat; the ABC miter reads pre_o).
+  always_comb begin
+    pre_o = (zero_i ? (big_i == '0 && sml_i == '0) : big_i[W-1]) &&
+            (sml_i == '0 || sml_i[W-1]) &&
+            dist_n <= AW &&
+            ((dist_n < AW) ? (dt == dist_n) : (dt >= AW)) &&
+            (dist_i != 8'd0 || big_i >= sml_i) &&
+            (zero_i || (lead >= LeadLo && lead <= LeadHi)) &&
+            (sml_i == '0 || lead - dt >= LeadLo);
+    assume (pre_o);
+  end
+
+  fp4sim_fp32_add_round #(.W(W)) u_dut (
+    .big_i(big_i), .sml_i(sml_i), .big_lead_i(big_lead_i), .dist_i(dist_i), .big_neg_i(big_neg_i),
+    .eff_sub_i(eff_sub_i), .zero_i(zero_i), .zero_neg_i(zero_neg_i), .d_o(d_dut));
+  ref_fp32_add_round #(.W(W)) u_ref (
+    .big_i(big_i), .sml_i(sml_i), .big_lead_i(lead), .d_i(dt), .big_neg_i(big_neg_i),
+    .eff_sub_i(eff_sub_i), .zero_i(zero_i), .zero_neg_i(zero_neg_i), .d_o(d_ref));
+  assign ok_o = (d_dut == d_ref);
+endmodule
+
+// (C): the two references composed == golden add_rn, for every finite c and term (t_exp in
+// [TLo, THi]): ref_fp32_add_round(ref_fp32_add_prep(x)) with the true distance == ref_fp32_add_rn.
+module chk_fp32_add_compose #(
+  parameter int unsigned TermW = 22,
+  parameter int unsigned ExpW  = 10,
+  parameter int          TLo   = -104,
+  parameter int          THi   = 22
+) (
+  input  logic [31:0]      c_i,
+  input  logic             t_neg_i,
+  input  logic [TermW-1:0] t_mag_i,
+  input  logic [ExpW-1:0]  t_exp_i,
+  output logic             ok_o
+);
+  localparam int unsigned W      = TermW > 24 ? TermW : 24;
+  localparam int          TermWI = TermW;
+  localparam int          Lo     = TLo < -149 ? TLo : -149;
+  localparam int          Hi     = (THi + TermWI) > 128 ? (THi + TermWI) : 128;
+  localparam int unsigned NW     = Hi - Lo + 2;
+
+  logic [W-1:0] big, sml;
+  int           big_lead, sml_lead;
+  logic         big_neg, eff_sub, zero, zero_neg;
+  logic [31:0]  d_stages, d_ref;
+
+  always_comb begin
+    assume (c_i[30:23] != 8'hFF);
+    assume ($signed(t_exp_i) >= TLo && $signed(t_exp_i) <= THi);
+  end
+
+  ref_fp32_add_prep #(.TermW(TermW), .ExpW(ExpW)) u_prep (
+    .c_i(c_i), .t_neg_i(t_neg_i), .t_mag_i(t_mag_i), .t_exp_i(t_exp_i), .big_o(big), .sml_o(sml),
+    .big_lead_o(big_lead), .sml_lead_o(sml_lead), .big_neg_o(big_neg), .eff_sub_o(eff_sub),
+    .zero_o(zero), .zero_neg_o(zero_neg));
+  ref_fp32_add_round #(.W(W)) u_round (
+    .big_i(big), .sml_i(sml), .big_lead_i(big_lead), .d_i(big_lead - sml_lead),
+    .big_neg_i(big_neg), .eff_sub_i(eff_sub), .zero_i(zero), .zero_neg_i(zero_neg), .d_o(d_stages));
+  ref_fp32_add_rn #(.TermW(TermW), .ExpW(ExpW), .Lo(Lo), .NW(NW)) u_ref (
+    .c_i(c_i), .t_neg_i(t_neg_i), .t_mag_i(t_mag_i), .t_exp_i(t_exp_i), .d_o(d_ref));
+  assign ok_o = (d_stages == d_ref);
+endmodule
+
+// The stage proofs as each PE sets them up (yosys' chparam takes no negative values).
+module chk_fp32_add_prep_hif4 (
+  input  logic [31:0] c_i,
+  input  logic        t_neg_i,
+  input  logic [21:0] t_mag_i,
+  input  logic [9:0]  t_exp_i,
+  output logic        ok_o
+);
+  chk_fp32_add_prep #(.TermW(22), .ExpW(10), .TLo(-104), .THi(22)) u (.*);
+endmodule
+
+module chk_fp32_add_prep_nvfp4 (
+  input  logic [31:0] c_i,
+  input  logic        t_neg_i,
+  input  logic [48:0] t_mag_i,
+  input  logic [7:0]  t_exp_i,
+  output logic        ok_o
+);
+  chk_fp32_add_prep #(.TermW(49), .ExpW(8), .TLo(-128), .THi(127)) u (.*);
+endmodule
+
+module chk_fp32_add_round_hif4 (
+  input  logic [23:0] big_i, sml_i,
+  input  logic [13:0] big_lead_i,
+  input  logic [7:0]  dist_i,
+  input  logic [8:0]  d_true_i,
+  input  logic        big_neg_i, eff_sub_i, zero_i, zero_neg_i,
+  output logic        pre_o,
+  output logic        ok_o
+);
+  chk_fp32_add_round #(.W(24), .LeadLo(-149), .LeadHi(127)) u (.*);
+endmodule
+
+module chk_fp32_add_round_nvfp4 (
+  input  logic [48:0] big_i, sml_i,
+  input  logic [13:0] big_lead_i,
+  input  logic [7:0]  dist_i,
+  input  logic [8:0]  d_true_i,
+  input  logic        big_neg_i, eff_sub_i, zero_i, zero_neg_i,
+  output logic        pre_o,
+  output logic        ok_o
+);
+  chk_fp32_add_round #(.W(49), .LeadLo(-149), .LeadHi(175)) u (.*);
+endmodule
+
+// ---- Scale application leaves. The scale values come from gen_decode_ref's golden decoders
+// (OUTDIR/decode_ref.sv; dec_o = {nan, inf, neg, exp[8:0], sig[3:0]}), not from fp4sim_pkg.
+
+// hif4_scale == golden dot_ascend_hif4's group term (mma.cpp `term`): p = s * mA * mB, e = eA + eB
+// - 8, as sign, |p| and e; NaN when either E6M2 scale is NaN (the term is then not read). A zero
+// s gives +0 (golden: "group terms are +0 when zero"). Assumption: |s| <= 64 * 28 * 28 = 50176
+// (hif4_dot64's sum of 64 products of S1P2 values times their levels, golden's own bound).
+module chk_hif4_scale (
+  input  logic [16:0] sum_i,
+  input  logic [7:0]  sea_i,
+  input  logic [7:0]  seb_i,
+  output logic        ok_o
+);
+  logic [15:0]        da, db, ca, cb;
+  logic               t_neg, nan;
+  logic [21:0]        t_mag;
+  logic [9:0]         t_exp;
+  logic signed [31:0] s, p;
+  int                 e;
+
+  ref_dec_e6m2 u_da (.code_i(sea_i), .dec_o(da), .care_o(ca));
+  ref_dec_e6m2 u_db (.code_i(seb_i), .dec_o(db), .care_o(cb));
+  hif4_scale u_dut (.sum_i(sum_i), .sea_i(sea_i), .seb_i(seb_i), .t_neg_o(t_neg), .t_mag_o(t_mag),
+    .t_exp_o(t_exp), .nan_o(nan));
+
+  always_comb begin
+    s = $signed(sum_i);
+    assume (s >= -50176 && s <= 50176);
+    p = s * $signed({28'd0, da[3:0]}) * $signed({28'd0, db[3:0]});  // s * a.sc.m * b.sc.m
+    e = $signed(da[12:4]) + $signed(db[12:4]) - 8;                  // a.sc.e + b.sc.e - 8
+    ok_o = (nan == (da[15] | db[15])) &&
+           (nan || (t_neg == (p < 0) && 32'(t_mag) == ((p < 0) ? -p : p) && $signed(t_exp) == e));
+  end
+endmodule
+
+// nvfp4_scale == golden's exact sum of the four group terms (dot_exact / ExactDot on kind
+// mxf4nvf4, grouped by 16): term g = s4[g] * mA * mB * 2^(eA + eB - 8) (s4 = sum of (2a)(2b), UE4M3
+// = m * 2^(e - 3); off = 8), T = the exact sum, as sign and |T| in units of 2^-20; NaN when any
+// scale is NaN (the term is then not read). An exact zero T is -0 only when every product is -0
+// (ExactDot's all_neg_zero): in every group all signs negative (all_neg_i) and every product zero
+// (all_zero_i, or a zero scale). Also checked: every term is a multiple of 2^-20 and |T| < 2^48.
+// Assumption: each group sum |s4| <= 2304 (fp4_dot16's range: 16 products of at most 12 * 12).
+module chk_nvfp4_scale (
+  input  logic [4*13-1:0] sum_i,
+  input  logic [3:0]      all_zero_i,
+  input  logic [3:0]      all_neg_i,
+  input  logic [31:0]     sfa_i,
+  input  logic [31:0]     sfb_i,
+  output logic            ok_o
+);
+  logic [4*16-1:0]    da, db, ca, cb;
+  logic               t_neg, nan, r_nan, r_nz, fits;
+  logic [48:0]        t_mag;
+  logic signed [23:0] n;
+  logic signed [63:0] x, tot;
+  int                 sh;
+
+  for (genvar g = 0; g < 4; g++) begin : g_dec
+    ref_dec_ue4m3 u_da (.code_i(sfa_i[g*8 +: 8]), .dec_o(da[g*16 +: 16]), .care_o(ca[g*16 +: 16]));
+    ref_dec_ue4m3 u_db (.code_i(sfb_i[g*8 +: 8]), .dec_o(db[g*16 +: 16]), .care_o(cb[g*16 +: 16]));
+  end
+  nvfp4_scale u_dut (.sum_i(sum_i), .all_zero_i(all_zero_i), .all_neg_i(all_neg_i), .sfa_i(sfa_i),
+    .sfb_i(sfb_i), .t_neg_o(t_neg), .t_mag_o(t_mag), .nan_o(nan));
+
+  always_comb begin
+    tot   = '0;
+    r_nan = 1'b0;
+    r_nz  = 1'b1;
+    fits  = 1'b1;
+    for (int g = 0; g < 4; g++) begin
+      // fp4_dot16's range: 16 products (2a)(2b) with |2a|, |2b| <= 12
+      assume ($signed(sum_i[g*13 +: 13]) >= -2304 && $signed(sum_i[g*13 +: 13]) <= 2304);
+      r_nan = r_nan | da[g*16+15] | db[g*16+15];
+      n     = $signed(sum_i[g*13 +: 13]) * $signed({1'b0, da[g*16 +: 4]}) *
+              $signed({1'b0, db[g*16 +: 4]});                          // s4 * mA * mB
+      sh    = $signed(da[g*16+4 +: 9]) + $signed(db[g*16+4 +: 9]) - 8 + 20;  // in units of 2^-20
+      if (n != 0) begin
+        fits = fits && sh >= 0 && sh <= 28;
+        x    = {{40{n[23]}}, n} <<< sh;
+      end else begin
+        x = '0;
+      end
+      tot  = tot + x;
+      r_nz = r_nz && all_neg_i[g] &&
+             (all_zero_i[g] || da[g*16 +: 4] == 4'd0 || db[g*16 +: 4] == 4'd0);
+    end
+    ok_o = (nan == r_nan) &&
+           (nan || (fits && tot < 64'sh1_0000_0000_0000 && tot > -64'sh1_0000_0000_0000 &&
+                    t_neg == ((tot == 0) ? r_nz : (tot < 0)) &&
+                    64'(t_mag) == ((tot < 0) ? -tot : tot)));
+  end
+endmodule
+
+// nvfp4_pts_mul's back end: fp4sim_fp32_add_round with W = 48, the exact 48-bit significand
+// product as its only operand (sml = 0, dist = 51, zero = (prod == 0)) == ref_fp32_add_round on the
+// same (golden round_to_fp32 of prod * 2^(top_exp - 47), RN-even). prod is not normalized here
+// (subnormal factors); top_exp = la + lb + 47 in [-251, 255] (two FP32 LSB exponents in [-149,
+// 104]). The front end (unpack, multiply, specials) is tested only.
+module chk_pts_round (
+  input  logic [47:0] prod_i,
+  input  logic [13:0] top_exp_i,
+  input  logic        neg_i,
+  output logic        ok_o
+);
+  logic [31:0] d_dut, d_ref;
+  int          lead;
+
+  assign lead = $signed(top_exp_i);
+  always_comb assume (lead >= -251 && lead <= 255);
+  fp4sim_fp32_add_round #(.W(48)) u_dut (
+    .big_i(prod_i), .sml_i('0), .big_lead_i(top_exp_i), .dist_i(8'd51), .big_neg_i(neg_i),
+    .eff_sub_i(1'b0), .zero_i(prod_i == '0), .zero_neg_i(neg_i), .d_o(d_dut));
+  ref_fp32_add_round #(.W(48)) u_ref (
+    .big_i(prod_i), .sml_i('0), .big_lead_i(lead), .d_i(51), .big_neg_i(neg_i),
+    .eff_sub_i(1'b0), .zero_i(prod_i == '0), .zero_neg_i(neg_i), .d_o(d_ref));
+  assign ok_o = (d_dut == d_ref);
+endmodule
+
+// bs_k64_scale == golden bw_grouped_step up to from_trunc_sum (mma_core.hpp): max_e = the largest
+// of ec and every group's eA + eB (zero groups too), t = shift_trunc(mc, ec - 23 - lsb) + sum over
+// g of shift_trunc(s4[g] * mA * mB, e[g] - off - lsb), lsb = max_e - 35; checked: max_e_o ==
+// max_e, sum_o + carry_o == t mod 2^TW and t within TW-bit two's complement (what bs_k64_sum reads),
+// nan_o == any scale NaN (then nothing else is read). Assumptions: C finite (bs_dot_k64 routes NaN
+// and Inf C to its special outcome before reading this block's sum); |s4| <= 2304 (fp4_dot16).
+module chk_bs_k64_scale #(
+  parameter int unsigned ScaleFmt = 0,
+  parameter int unsigned Block    = 16
+) (
+  input  logic [4*13-1:0]       sum_i,
+  input  logic [64/Block*8-1:0] sfa_i,
+  input  logic [64/Block*8-1:0] sfb_i,
+  input  logic [31:0]           c_i,
+  output logic                  ok_o
+);
+  localparam int unsigned NumSc = 64 / Block;
+  localparam int unsigned TW    = 58 - ((ScaleFmt == 0) ? 8 : 2);
+  localparam int          Off   = (ScaleFmt == 0) ? 8 : 2;  // 2 + 2 * mbits(scale)
+
+  logic [NumSc*16-1:0] da, db, ca, cb;
+  logic [TW-1:0]       s_o, c_o, tt;
+  logic [11:0]         max_e_o;
+  logic                nan, r_nan;
+  logic [7:0]          ef;
+  logic signed [63:0]  mc, t, n, v;
+  logic [63:0]         a;
+  int                  ec, max_e, lsb, sh, e [4];
+
+  for (genvar j = 0; j < NumSc; j++) begin : g_dec
+    if (ScaleFmt == 0) begin : g_ue4m3
+      ref_dec_ue4m3 u_da (.code_i(sfa_i[j*8 +: 8]), .dec_o(da[j*16 +: 16]), .care_o(ca[j*16 +: 16]));
+      ref_dec_ue4m3 u_db (.code_i(sfb_i[j*8 +: 8]), .dec_o(db[j*16 +: 16]), .care_o(cb[j*16 +: 16]));
+    end else begin : g_ue8m0
+      ref_dec_ue8m0 u_da (.code_i(sfa_i[j*8 +: 8]), .dec_o(da[j*16 +: 16]), .care_o(ca[j*16 +: 16]));
+      ref_dec_ue8m0 u_db (.code_i(sfb_i[j*8 +: 8]), .dec_o(db[j*16 +: 16]), .care_o(cb[j*16 +: 16]));
+    end
+  end
+  bs_k64_scale #(.ScaleFmt(ScaleFmt), .Block(Block)) u_dut (.sum_i(sum_i), .sfa_i(sfa_i),
+    .sfb_i(sfb_i), .c_i(c_i), .sum_o(s_o), .carry_o(c_o), .max_e_o(max_e_o), .nan_o(nan));
+
+  always_comb begin
+    assume (c_i[30:23] != 8'hFF);
+    // fp4_dot16's range: 16 products (2a)(2b) with |2a|, |2b| <= 12
+    for (int g = 0; g < 4; g++)
+      assume ($signed(sum_i[g*13 +: 13]) >= -2304 && $signed(sum_i[g*13 +: 13]) <= 2304);
+  end
+
+  // shift_trunc(v, s): v * 2^s exactly, or toward zero; callers' |v| < 2^30, s in [-300, 40].
+  function automatic logic signed [63:0] shift_trunc(input logic signed [63:0] v, input int s);
+    logic [63:0] m;
+    m = v[63] ? 64'(-v) : 64'(v);
+    m = m >> (-s);
+    if (s >= 0) shift_trunc = v <<< s;
+    else if (s <= -63) shift_trunc = '0;
+    else shift_trunc = v[63] ? -$signed(m) : $signed(m);
+  endfunction
+
+  always_comb begin
+    r_nan = 1'b0;
+    for (int j = 0; j < NumSc; j++) r_nan = r_nan | da[j*16+15] | db[j*16+15];
+    ef    = c_i[30:23];                                            // split_c
+    mc    = $signed({40'd0, ef != 8'd0, c_i[22:0]});
+    if (c_i[31]) mc = -mc;
+    ec    = (ef == 8'd0) ? -126 : $signed({24'd0, ef}) - 127;
+    max_e = ec;
+    for (int g = 0; g < 4; g++) begin
+      e[g] = $signed(da[(g*16/Block)*16+4 +: 9]) + $signed(db[(g*16/Block)*16+4 +: 9]);
+      if (e[g] > max_e) max_e = e[g];
+    end
+    lsb = max_e - 35;
+    t   = shift_trunc(mc, ec - 23 - lsb);
+    for (int g = 0; g < 4; g++) begin
+      n = $signed({{51{sum_i[g*13+12]}}, sum_i[g*13 +: 13]}) *
+          $signed({60'd0, da[(g*16/Block)*16 +: 4]}) * $signed({60'd0, db[(g*16/Block)*16 +: 4]});
+      t = t + shift_trunc(n, e[g] - Off - lsb);
+    end
+    tt   = TW'(t);
+    ok_o = (nan == r_nan) &&
+           (nan || ($signed(max_e_o) == max_e && TW'(s_o + c_o) == tt &&
+                    $signed({{(64-TW){tt[TW-1]}}, tt}) == t));
+  end
+endmodule
+
+module chk_bs_k64_scale_ue4m3 (
+  input  logic [51:0] sum_i,
+  input  logic [31:0] sfa_i, sfb_i, c_i,
+  output logic        ok_o
+);
+  chk_bs_k64_scale #(.ScaleFmt(0), .Block(16)) u (.*);
+endmodule
+
+module chk_bs_k64_scale_ue8m0 (
+  input  logic [51:0] sum_i,
+  input  logic [15:0] sfa_i, sfb_i,
+  input  logic [31:0] c_i,
+  output logic        ok_o
+);
+  chk_bs_k64_scale #(.ScaleFmt(1), .Block(32)) u (.*);
+endmodule
+
+module chk_fp32_add_compose_hif4 (
+  input  logic [31:0] c_i,
+  input  logic        t_neg_i,
+  input  logic [21:0] t_mag_i,
+  input  logic [9:0]  t_exp_i,
+  output logic        ok_o
+);
+  chk_fp32_add_compose #(.TermW(22), .ExpW(10), .TLo(-104), .THi(22)) u (.*);
+endmodule
+
+module chk_fp32_add_compose_nvfp4 (
+  input  logic [31:0] c_i,
+  input  logic        t_neg_i,
+  input  logic [48:0] t_mag_i,
+  input  logic [7:0]  t_exp_i,
+  output logic        ok_o
+);
+  chk_fp32_add_compose #(.TermW(49), .ExpW(8), .TLo(-128), .THi(127)) u (.*);
+endmodule

@@ -131,3 +131,107 @@ module ref_fp32_add_rn #(
   assign d_o = (s == '0) ? ((c_i == 32'h8000_0000 && t_mag_i == '0 && t_neg_i) ? 32'h8000_0000 : 32'd0)
                          : r;
 endmodule
+
+// ---- The FP32 adder pair, one stage at a time (fp4sim_fp32_add_prep, fp4sim_fp32_add_round).
+// The interface between the stages is the two operands as exact normalized values:
+// value(x) = x_norm * 2^(x_lead - (W - 1)) with x_norm's top bit set (or x_norm = 0), the larger
+// first, and the distance d = big_lead - sml_lead between their leading ones.
+
+// Stage 1 reference: golden of_fp32 (mma_numerics.cpp) for C, (t_mag, t_exp) for the term, each
+// normalized by a plain leading-one search; the larger magnitude is "big" (normalized values
+// compare by leading exponent, then significand; at equal magnitudes the term is taken: with
+// equal magnitudes either order gives the same sum). d_o is the distance, not saturated.
+module ref_fp32_add_prep #(
+  parameter int unsigned TermW = 24,
+  parameter int unsigned ExpW  = 12
+) (
+  input  logic [31:0]                            c_i,
+  input  logic                                   t_neg_i,
+  input  logic [TermW-1:0]                       t_mag_i,
+  input  logic [ExpW-1:0]                        t_exp_i,
+  output logic [((TermW > 24) ? TermW : 24)-1:0] big_o,
+  output logic [((TermW > 24) ? TermW : 24)-1:0] sml_o,
+  output int                                     big_lead_o,
+  output int                                     sml_lead_o,
+  output logic                                   big_neg_o,
+  output logic                                   eff_sub_o,
+  output logic                                   zero_o,
+  output logic                                   zero_neg_o
+);
+  localparam int unsigned W = TermW > 24 ? TermW : 24;
+  logic [7:0]   ef;
+  logic [23:0]  c_mag;
+  int           c_e, c_p, t_p, c_lead, t_lead;
+  logic [W-1:0] c_norm, t_norm;
+  logic         c_zero, t_zero, t_big;
+
+  always_comb begin
+    ef     = c_i[30:23];                                            // of_fp32
+    c_mag  = (ef == 8'd0) ? {1'b0, c_i[22:0]} : {1'b1, c_i[22:0]};
+    c_e    = (ef == 8'd0) ? -149 : ($signed({24'd0, ef}) - 150);
+    c_zero = (c_mag == 24'd0);
+    t_zero = (t_mag_i == '0);
+    c_p = 0;
+    for (int i = 0; i < 24; i++) if (c_mag[i]) c_p = i;
+    t_p = 0;
+    for (int i = 0; i < TermW; i++) if (t_mag_i[i]) t_p = i;
+    c_lead = c_e + c_p;
+    t_lead = $signed(t_exp_i) + t_p;
+    c_norm = W'(c_mag) << (W - 1 - c_p);
+    t_norm = W'(t_mag_i) << (W - 1 - t_p);
+    t_big  = c_zero || (!t_zero && (t_lead > c_lead || (t_lead == c_lead && t_norm >= c_norm)));
+    big_o      = t_big ? t_norm : c_norm;
+    sml_o      = t_big ? c_norm : t_norm;
+    big_lead_o = t_big ? t_lead : c_lead;
+    sml_lead_o = t_big ? c_lead : t_lead;
+    big_neg_o  = t_big ? t_neg_i : c_i[31];
+    eff_sub_o  = t_neg_i ^ c_i[31];
+    zero_o     = c_zero && t_zero;
+    zero_neg_o = c_i[31] && t_neg_i;                                // zero_of: -0 + -0 = -0
+  end
+endmodule
+
+// Stage 2 reference: RN-even of big +- sml * 2^-d, the exact sum handed to golden's round_to_fp32
+// as (mag, e0, sticky): with DM bits below big's last place, mag = big * 2^DM + floor(sml * 2^(DM -
+// d)) for an addition, big * 2^DM - ceil(sml * 2^(DM - d)) for a subtraction, and sticky = the part
+// of sml below 2^0 is not zero, the tail (0 < tail < 1 unit of mag's last place) that
+// round_to_fp32's sticky stands for (golden's to_fp32 hands over the same kind of tail). Exact for
+// every distance d (one beyond W + DM shifts everything into the sticky). Zero: -0 only for -0 + -0
+// (zero_i, zero_neg_i), an exact cancellation +0 (golden zero_of).
+module ref_fp32_add_round #(
+  parameter int unsigned W  = 24,
+  parameter int unsigned DM = 2
+) (
+  input  logic [W-1:0] big_i,
+  input  logic [W-1:0] sml_i,
+  input  int           big_lead_i,
+  input  int           d_i,  // >= 0
+  input  logic         big_neg_i,
+  input  logic         eff_sub_i,
+  input  logic         zero_i,
+  input  logic         zero_neg_i,
+  output logic [31:0]  d_o
+);
+  localparam int unsigned PW = W + DM;
+  logic [PW-1:0] p, sf, q, lostm;
+  logic          lost;
+  logic [PW:0]   mag;
+  logic [31:0]   r;
+  int            e0, dd;
+
+  always_comb begin
+    dd    = (d_i > PW) ? PW : d_i;                  // >= PW: every bit of sml below 2^0
+    p     = {big_i, DM'(0)};
+    sf    = {sml_i, DM'(0)};
+    q     = sf >> dd;                               // floor(sml * 2^(DM - d))
+    lostm = ~({PW{1'b1}} << dd);
+    lost  = (sf & lostm) != '0;
+    mag   = eff_sub_i ? ((PW+1)'(p) - (PW+1)'(q) - (PW+1)'(lost)) : ((PW+1)'(p) + (PW+1)'(q));
+    e0    = big_lead_i - (W - 1) - DM;
+  end
+
+  ref_round_to_fp32 u_round (
+    .neg(big_neg_i), .mag(64'(mag)), .e0(e0), .sticky(lost), .rn(1'b1), .bits_o(r));
+
+  assign d_o = zero_i ? {zero_neg_i, 31'd0} : ((mag == '0 && !lost) ? 32'd0 : r);
+endmodule
