@@ -63,7 +63,7 @@ SV="rtl/fp4sim_pkg.sv rtl/fp4sim_dp_pkg.sv rtl/fp4sim_pipe_reg.sv rtl/fp4sim_pip
     rtl/hif4_scale.sv rtl/hif4_pe.sv rtl/nvfp4_scale.sv rtl/nvfp4_pe64.sv rtl/nvfp4_pts_mul.sv"
 SV=$(echo $SV)
 # What the JSON's provenance hash covers (scripts/area_cells.py).
-export AREA_INPUTS="$SV scripts/area.sh scripts/area_cells.py"
+export AREA_INPUTS="$SV scripts/area.sh scripts/synth_cells.sh scripts/liberty_cells.py scripts/area_cells.py"
 if [ -n "$REHASH" ]; then
   LIBERTY=${LIBERTY:-/usr/share/qflow/tech/osu018/osu018_stdcells.lib} exec python3 scripts/area_cells.py rehash "$REHASH"
 fi
@@ -113,30 +113,15 @@ if [ -n "$JSON" ]; then
   [ -f "$LIBERTY" ] || { echo "area.sh: $LIBERTY not found (scripts/setup.sh installs qflow-tech-osu018)" >&2; exit 1; }
   command -v sta >/dev/null || echo "area.sh: OpenSTA (sta) not found: stage delays fall back to abc's estimate" >&2
   SYNTH_TIMEOUT=${SYNTH_TIMEOUT:-300}
-  # abc buffers and sizes against these (inputs of a block are driven by a small buffer, every
-  # output drives about one flop input); the same conditions are given to OpenSTA.
-  printf 'set_driving_cell BUFX2\nset_load 0.009\n' > "$OUT/abc.constr"
+  # abc buffers and sizes against these; the same conditions are given to OpenSTA.
+  . scripts/synth_cells.sh
+  cells_constr "$OUT/abc.constr" || { echo "area.sh: no buffer cell in $LIBERTY" >&2; exit 1; }
   cells_one() {
     local name=$1 module=${TOP[$1]%%|*} params=${TOP[$1]#*|}
     local t0=$SECONDS rc=0
     rm -f "$OUT/$name.skip" "$OUT/$name.time"
-    # rename -wire: each flop is named after the register bit it drives
-    # (u_mid.g_reg.data_q[12]_reg); every other name is hidden so that the netlist is plain.
-    timeout "$SYNTH_TIMEOUT" yosys -q -l "$OUT/$name.log" -p "
-      read_verilog -sv $SV
-      chparam $params $module
-      hierarchy -check -top $module
-      synth -top $module -flatten
-      rename -wire -suffix _reg t:\$_*DFF*
-      dfflibmap -liberty $LIBERTY
-      abc -liberty $LIBERTY -constr $OUT/abc.constr
-      opt_clean
-      tee -q -o $OUT/$name.stat.txt stat -liberty $LIBERTY
-      rename -hide w:*
-      opt_clean -purge
-      write_verilog -noattr -noexpr -nohex -nodec -simple-lhs $OUT/$name.v
-      write_json $OUT/$name.json
-    " >/dev/null || rc=$?
+    timeout "$SYNTH_TIMEOUT" yosys -q -l "$OUT/$name.log" \
+      -p "$(cells_script $module "$params" $OUT/abc.constr $OUT/$name.stat.txt $OUT/$name.v $OUT/$name.json)" >/dev/null || rc=$?
     if [ $rc -eq 124 ]; then
       echo "yosys did not finish within SYNTH_TIMEOUT=${SYNTH_TIMEOUT} s" > "$OUT/$name.skip"
       echo "area.sh: $name skipped (yosys > ${SYNTH_TIMEOUT} s)" >&2

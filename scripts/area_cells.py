@@ -32,7 +32,7 @@
 Stage delay = the worst path ending at a stage's endpoints, as the minimum clock period it needs:
 launch clock-to-Q (or input at t = 0) + logic + the capturing flop's setup time; outputs are
 required at the clock edge (output delay 0). Ideal clock, no wire-load model (the liberty has
-none), inputs driven by BUFX2, outputs loaded with one DFF D pin.
+none), inputs driven by the liberty's smallest buffer, outputs loaded with one DFF D pin.
 """
 import hashlib
 import json
@@ -67,6 +67,14 @@ def reg_label(reg):
 
 def plain(name):
     return re.sub(r"[^A-Za-z0-9_]", "_", name)
+
+
+def buffer_of(liberty):
+    """The driving cell of abc's constraints (scripts/synth_cells.sh), looked up the same way."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import liberty_cells as lc
+    with open(liberty) as f:
+        return lc.buffer_cell(lc.parse(f.read()))
 
 
 def liberty_cells(liberty):
@@ -168,7 +176,7 @@ def sta(outdir, unit, top, liberty):
         f"create_clock -name clk -period {PERIOD_NS} [get_ports {CLOCK_PORT}]",
         f"set ins [delete_from_list [all_inputs] [get_ports {CLOCK_PORT}]]",
         "set_input_delay 0 -clock clk $ins",
-        "set_driving_cell -lib_cell BUFX2 -pin Y $ins",
+        "set_driving_cell -lib_cell {} -pin {} $ins".format(*buffer_of(liberty)),
         "set_output_delay 0 -clock clk [all_outputs]",
         "set_load 0.009 [all_outputs]",
         "set all_ck {}",

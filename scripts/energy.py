@@ -676,7 +676,8 @@ def sta_power(liberty, netlist_v, top, period_ns, activity):
 # ---------------------------------------------------------------- rtl/energy.json
 
 ENERGY_INPUTS = ["scripts/energy.sh", "scripts/energy.py", "tests/energy/energy_stream.cpp",
-                 "scripts/gatesim.sh", "scripts/area.sh", "rtl/area.json"]
+                 "scripts/gatesim.sh", "scripts/area.sh", "scripts/synth_cells.sh",
+                 "scripts/liberty_cells.py", "rtl/area.json"]
 
 
 def provenance():

@@ -46,6 +46,7 @@ SV=$(echo $SV)
 eval "$(sed -n '/^declare -A TOP=(/,/^)/p' scripts/area.sh)"
 eval "$(sed -n '/^netlist() {/,/^}/p' scripts/gatesim.sh)"
 eval "$(sed -n '/^hash_of() {/p' scripts/gatesim.sh)"
+. scripts/synth_cells.sh
 declare -F netlist >/dev/null && [ -n "$SV" ] && [ "${#TOP[@]}" -gt 0 ] \
   || { echo "energy.sh: cannot read SV / TOP from scripts/area.sh or netlist() from scripts/gatesim.sh" >&2; exit 1; }
 ALL="hif4_pe nvfp4_pe64 nvfp4_pe64_fixed nvfp4_pts_mul bs_dot_k64_ue4m3_b16 bs_dot_k64_ue8m0_b32 bs_dot_k32"

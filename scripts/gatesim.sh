@@ -90,21 +90,12 @@ fi
 
 hash_of() { cat "$@" | sha256sum | cut -c1-16; }
 
-# The netlist of one unit: area.sh's cells_one yosys script, without the reports it does not need.
+# The netlist of one unit: area.sh's yosys script (scripts/synth_cells.sh).
+. scripts/synth_cells.sh
 netlist() {
   local name=$1 dir=$2 module=${TOP[$1]%%|*} params=${TOP[$1]#*|}
-  local script="read_verilog -sv $SV
-      chparam $params $module
-      hierarchy -check -top $module
-      synth -top $module -flatten
-      rename -wire -suffix _reg t:\$_*DFF*
-      dfflibmap -liberty $LIBERTY
-      abc -liberty $LIBERTY -constr $dir/abc.constr
-      opt_clean
-      tee -q -o $dir/stat.txt stat -liberty $LIBERTY
-      rename -hide w:*
-      opt_clean -purge
-      write_verilog -noattr -noexpr -nohex -nodec -simple-lhs $dir/netlist.v.partial"
+  local script
+  script=$(cells_script $module "$params" $dir/abc.constr $dir/stat.txt $dir/netlist.v.partial)
   local key
   key=$( (echo "$script"; cat $SV "$LIBERTY") | sha256sum | cut -c1-16)
   if [ -f "$dir/netlist.v" ] && [ "$(cat "$dir/netlist.key" 2>/dev/null)" = "$key" ]; then
@@ -113,7 +104,7 @@ netlist() {
   fi
   echo fresh > "$dir/synth.state"
   rm -f "$dir/netlist.v" "$dir/netlist.key"
-  printf 'set_driving_cell BUFX2\nset_load 0.009\n' > "$dir/abc.constr"  # as area.sh
+  cells_constr "$dir/abc.constr" || return 1
   local t0=$SECONDS rc=0
   timeout "$SYNTH_TIMEOUT" yosys -q -l "$dir/yosys.log" -p "$script" >/dev/null 2>&1 || rc=$?
   if [ $rc -ne 0 ]; then

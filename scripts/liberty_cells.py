@@ -266,7 +266,36 @@ def used_cells(netlists, cells):
     return used
 
 
+def buffer_cell(lib):
+    """(cell, output pin) of the smallest-area non-inverting buffer of the liberty (one input,
+    output function = it): the driving cell that area.sh / gatesim.sh give abc and OpenSTA, so any liberty is a drop-in."""
+    best = None
+    for c in lib.sub("cell"):
+        pins = c.sub("pin")
+        ins = [p for p in pins if p.attrs.get("direction") == "input"]
+        outs = [p for p in pins if p.attrs.get("direction") == "output"]
+        if len(ins) != 1 or len(outs) != 1 or c.sub("ff") or c.sub("latch"):
+            continue
+        if outs[0].attrs.get("function", "").strip().strip("()") != ins[0].args[0]:
+            continue
+        area = float(c.attrs.get("area", "inf"))
+        if best is None or area < best[0]:
+            best = (area, c.args[0], outs[0].args[0])
+    if best is None:
+        raise LibertyError("no buffer cell (one input, output function equal to it)")
+    return best[1], best[2]
+
+
 def main(argv):
+    if argv[:1] == ["--buffer"]:
+        if len(argv) != 2:
+            raise LibertyError("usage: liberty_cells.py --buffer LIBERTY")
+        try:
+            with open(argv[1]) as f:
+                print(buffer_cell(parse(f.read()))[0])
+        except OSError as e:
+            raise LibertyError(f"cannot read {argv[1]}: {e.strerror}")
+        return
     args, used_from, plant = [], [], None
     i = 0
     while i < len(argv):
