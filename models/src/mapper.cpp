@@ -3,6 +3,7 @@
 // mappings structurally and keeps the fastest (docs/models.md "Mapper"). No SystemC here.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <stdexcept>
 #include <string>
 
@@ -14,8 +15,14 @@ uint64_t Shape::operand_bytes(uint64_t rows, uint64_t k) const {
   return static_cast<uint64_t>(std::ceil(static_cast<double>(rows * k) * eb)) + rows * ceil_div(k, block) * sb;
 }
 uint64_t Shape::out_bytes(uint64_t rows, uint64_t cols) const {
-  if (!out_block) return rows * cols * 4;
+  if (!out_block) return rows * cols * d_bytes;
   return static_cast<uint64_t>(std::ceil(static_cast<double>(rows * cols) * out_eb)) + rows * (cols / out_block) * out_sb;
+}
+
+uint64_t Shape::smem_stage(const Params& p, uint64_t rows, uint64_t cols) const {
+  // The cube's FixPipe converts and writes D straight out; the quantize unit stages its own codes.
+  if (engine != EngineKind::TensorCore || out_block) return 0;
+  return ceil_div(out_bytes(rows, cols), static_cast<uint64_t>(p.smem_read_bytes_per_cycle));
 }
 
 namespace {
@@ -51,6 +58,18 @@ Shape make_shape(Params& p, const Workload& w) {
           std::to_string(d.min) + " to " + std::to_string(d.max) + ")");
   }
   if (!p.pipeline_depth) p.pipeline_depth = rtl_pipeline_depth(p.engine, w.cfg);
+  // The job runs at the sustained clock of its operand kind; every per-cycle parameter is stated at
+  // clock_mhz. On-chip rates and latencies scale with the clock; HBM's bytes per second and its
+  // latency in nanoseconds do not, so per cycle of the slower clock HBM delivers more bytes and
+  // answers in fewer cycles.
+  const int64_t f = s.eb < 1.0 ? p.clock_fp4_mhz : p.clock_fp8_mhz;
+  s.clock_mhz = static_cast<double>(f);
+  if (f != p.clock_mhz) {
+    p.dram_bytes_per_cycle = std::max<int64_t>(1, (p.dram_bytes_per_cycle * p.clock_mhz + f / 2) / f);
+    p.dram_latency = (p.dram_latency * f + p.clock_mhz / 2) / p.clock_mhz;
+  }
+  s.launch = static_cast<uint64_t>((p.launch_ns * f + 999) / 1000);
+  s.d_bytes = static_cast<uint64_t>(out_dtype_bytes(p.out_dtype));
   s.gran = s.kin;
   if (p.engine == EngineKind::Cube) {
     const size_t pek = static_cast<size_t>(p.pe_k);
@@ -98,6 +117,8 @@ bool fits(const Params& p, const Shape& s, const Mapping& m, Geometry& g, std::s
     return false;                                                                                 \
   }
   FP4SIM_NEED(m.tile_m > 0 && m.tile_n > 0 && m.tile_k > 0, "tile sizes must be positive");
+  FP4SIM_NEED(!m.swap_ab || (p.engine == EngineKind::TensorCore && !s.out_block),
+              "swap_ab needs the tensor core without an output quantize unit (its blocks run along N)");
   FP4SIM_NEED(m.cores >= 0 && m.cores <= p.cores, "the mapping's cores exceed the chip's");
   FP4SIM_NEED(m.tile_k % static_cast<int64_t>(s.gran) == 0, "tile_k must be a multiple of " + std::to_string(s.gran));
   if (s.out_block) FP4SIM_NEED(m.tile_n % static_cast<int64_t>(s.out_block) == 0, "tile_n must be a multiple of the output block");
@@ -167,22 +188,31 @@ std::vector<Mapping> candidates(const Params& p, const Shape& s) {
   const std::vector<Raster> rasters = p.raster == Raster::Auto ? std::vector<Raster>{Raster::AlongN, Raster::AlongM}
                                                                : std::vector<Raster>{p.raster};
   auto try_add = [&](const Mapping& m) {
+    const Shape sh = for_mapping(s, m);
     // The raster order only matters when there are tiles along both M and N.
     if (m.raster == Raster::AlongM && p.raster == Raster::Auto &&
-        (ceil_div(s.M, static_cast<uint64_t>(m.tile_m)) == 1 || ceil_div(s.N, static_cast<uint64_t>(m.tile_n)) == 1))
+        (ceil_div(sh.M, static_cast<uint64_t>(m.tile_m)) == 1 || ceil_div(sh.N, static_cast<uint64_t>(m.tile_n)) == 1))
       return;
     Geometry g;
-    if (fits(p, s, m, g, first_error.empty() ? &first_error : nullptr)) out.push_back(m);
+    if (fits(p, sh, m, g, first_error.empty() ? &first_error : nullptr)) out.push_back(m);
   };
   const int64_t K = static_cast<int64_t>(s.K), gran = static_cast<int64_t>(s.gran);
   if (p.engine == EngineKind::TensorCore) {
-    const int64_t nmax = std::min<int64_t>(256, static_cast<int64_t>(round_up(s.N, 8)));
+    // Both roles of A and B (swap_ab: the kernel computes D^T = B . A^T) unless pinned; a quantize
+    // unit's blocks run along N of D, so it keeps the roles.
+    std::vector<bool> swaps;
+    if (p.swap_ab != SwapAb::On) swaps.push_back(false);
+    if (p.swap_ab != SwapAb::Off && !s.out_block) swaps.push_back(true);
+    if (swaps.empty()) bad("tensor-core: swap_ab=on needs out_format=none (the quantize unit's blocks run along N)");
+    for (bool swap : swaps) {
+    const Shape sh = for_mapping(s, Mapping{0, 0, 0, 0, 0, Raster::AlongN, 0, swap});
+    const int64_t nmax = std::min<int64_t>(256, static_cast<int64_t>(round_up(sh.N, 8)));
     std::vector<int64_t> ns = pow2_multiples(8, nmax, p.tile_n);
     const int64_t kmax = std::min<int64_t>(512, K);
     for (int64_t n : ns)
       for (int64_t kt : pow2_multiples(gran, kmax, p.tile_k))
         for (Raster r : rasters) {
-          Mapping m{p.tile_m ? p.tile_m : 128, n, kt, 0, 0, r};
+          Mapping m{p.tile_m ? p.tile_m : 128, n, kt, 0, 0, r, 0, swap};
           if (p.stages) {
             m.stages = p.stages;
           } else {  // as many stages as fit, up to 8 (more prefetch never hurts)
@@ -193,6 +223,7 @@ std::vector<Mapping> candidates(const Params& p, const Shape& s) {
           }
           try_add(m);
         }
+    }
   } else {
     const int64_t mmax = std::min<int64_t>(512, static_cast<int64_t>(round_up(s.M, static_cast<uint64_t>(p.rows))));
     const int64_t nmax = std::min<int64_t>(1024, static_cast<int64_t>(round_up(s.N, static_cast<uint64_t>(p.cols))));
@@ -230,7 +261,8 @@ void fill_rooflines(const Params& p, const Shape& s, Stats& st) {
 // ---------------------------------------------------------------------------------------------
 // Analytic mode: per-tile closed forms, waves over the cores, and the chip's bandwidth bounds.
 
-Stats analytic(const Params& p, const Shape& s, const Mapping& m) {
+Stats analytic(const Params& p, const Shape& s0, const Mapping& m) {
+  const Shape s = for_mapping(s0, m);
   const Geometry g = geometry(p, s, m);
   Stats st;
   st.timing = Timing::Analytic;
@@ -291,7 +323,8 @@ Stats analytic(const Params& p, const Shape& s, const Mapping& m) {
   double xfer_bytes = 0, consume = 0, slots = 0, steps = 0, compute = 0;
   uint64_t instr = 0;
   if (tc) {
-    const uint64_t per_instr = ceil_div(128 * cols, static_cast<uint64_t>(p.dot_lanes));
+    // 128 rows (the instruction M) and N padded to the instruction's multiple of 8.
+    const uint64_t per_instr = ceil_div(128 * round_up(cols, 8), static_cast<uint64_t>(p.dot_lanes));
     const uint64_t read = ceil_div(static_cast<uint64_t>(std::ceil(static_cast<double>((128 + cols) * s.kin) * s.eb)),
                                    static_cast<uint64_t>(p.smem_read_bytes_per_cycle));
     const double cp = static_cast<double>(ceil_div((rows + cols) * (kt / s.block) * s.sb,
@@ -331,7 +364,8 @@ Stats analytic(const Params& p, const Shape& s, const Mapping& m) {
          : ceil_div(rows * cols * 4, static_cast<uint64_t>(p.fixpipe_bytes_per_cycle)));
   const double quant = s.out_block ? static_cast<double>(ceil_div(rows * cols, static_cast<uint64_t>(p.quant_elems_per_cycle))) : 0.0;
   const double store = static_cast<double>(ceil_div(out_tile, static_cast<uint64_t>(p.core_store_bytes_per_cycle)));
-  const double epilogue = std::max({drain, quant, store});
+  const double stage = static_cast<double>(s.smem_stage(p, rows, cols));
+  const double epilogue = std::max({drain, quant, stage, store});
   const bool overlap = tc ? g.nacc >= 2 : true;  // a second accumulator lets the epilogue overlap
   const auto period_of = [&](double main) { return overlap ? std::max(main, epilogue) : main + epilogue; };
   const double period = period_of(mainloop);
@@ -342,13 +376,16 @@ Stats analytic(const Params& p, const Shape& s, const Mapping& m) {
   // Start-up: the first step's latency and transfer; then the steps; end: the last step's
   // consumption, the pipeline, drain, quantize and store of the last tile.
   const double startup = lat + static_cast<double>(first) / bw;
-  const double tail = static_cast<double>(depth) + drain + quant + store + static_cast<double>(p.l2_latency);
+  const double tail = static_cast<double>(depth) + drain + quant + stage + store + static_cast<double>(p.l2_latency);
   const double core_time =
       startup + static_cast<double>(tiles_per_core - 1) * period + last_period - step + consume + tail;
   const bool load_bound = step > consume * 1.001;
   const double dram_time = (dram_read + out) / static_cast<double>(p.dram_bytes_per_cycle) + static_cast<double>(p.dram_latency);
   const double l2_time = (l2_read + out) / static_cast<double>(p.l2_bytes_per_cycle) + static_cast<double>(p.l2_latency);
-  st.cycles = static_cast<uint64_t>(std::ceil(std::max({core_time, dram_time, l2_time})));
+  // The launch and prologue come before the first load, serially.
+  st.cycles = static_cast<uint64_t>(std::ceil(std::max({core_time, dram_time, l2_time}))) + s.launch;
+  st.clock_mhz = s.clock_mhz;
+  st.launch_cycles = s.launch;
   st.tiles = tiles;
   st.instructions = tiles * instr;
   // compute_cycles: tiles x compute per tile (partial tiles counted as full: the estimate's grain).
@@ -356,7 +393,8 @@ Stats analytic(const Params& p, const Shape& s, const Mapping& m) {
   // Idle core-cycles: cores without a tile, the wave tail, and the rest charged to what bounds a tile.
   const uint64_t chip = static_cast<uint64_t>(p.cores);  // cores outside the grid idle too
   const uint64_t total = st.cycles * chip;
-  const uint64_t no_tile = (chip - active) * st.cycles;
+  // No core has a tile during the launch.
+  const uint64_t no_tile = (chip - active) * st.cycles + active * s.launch;
   const uint64_t tail_cycles = static_cast<uint64_t>(
       static_cast<double>(active * tiles_per_core - tiles) * period);
   uint64_t rest = total - std::min(total, st.compute_cycles + no_tile);
@@ -386,6 +424,30 @@ Stats analytic(const Params& p, const Shape& s, const Mapping& m) {
   return st;
 }
 
+// Runs `f` on the problem the mapping's kernel computes. Under swap_ab that is D^T = B . A^T: A and
+// B (codes and scales) swap roles, C is transposed in and D transposed back (the same products in
+// the same K order: bit-identical D; the datapath hook sees the swapped steps).
+void with_roles(const Shape& s, const Mapping& m, const Workload& w, Result& r,
+                const std::function<void(const Shape&, const Workload&, Result&)>& f) {
+  if (!m.swap_ab) return f(s, w, r);
+  Workload t = w;
+  std::swap(t.M, t.N);
+  std::swap(t.a, t.b);
+  std::swap(t.sa, t.sb);
+  std::vector<float> ct;
+  if (!w.c.empty()) {
+    ct.resize(w.c.size());
+    for (size_t i = 0; i < s.M; ++i)
+      for (size_t j = 0; j < s.N; ++j) ct[j * s.M + i] = w.c[i * s.N + j];
+    t.c = ct;
+  }
+  Result rt;
+  rt.d.assign(s.M * s.N, 0.0f);
+  f(for_mapping(s, m), t, rt);
+  for (size_t i = 0; i < s.M; ++i)
+    for (size_t j = 0; j < s.N; ++j) r.d[i * s.N + j] = rt.d[j * s.M + i];
+}
+
 namespace {
 
 // Orders mappings by their estimate; ties: fewer bytes from HBM, then the candidate order.
@@ -394,7 +456,7 @@ std::vector<MapChoice> rank(const Params& p, const Shape& s, const std::vector<M
   for (const Mapping& m : candidates(p, s)) v.push_back({m, analytic(p, s, m)});
   Geometry g;
   for (const Mapping& m : also)
-    if (fits(p, s, m, g, nullptr)) v.push_back({m, analytic(p, s, m)});
+    if (fits(p, for_mapping(s, m), m, g, nullptr)) v.push_back({m, analytic(p, s, m)});
   std::stable_sort(v.begin(), v.end(), [](const MapChoice& a, const MapChoice& b) {
     if (a.estimate.cycles != b.estimate.cycles) return a.estimate.cycles < b.estimate.cycles;
     // Ties (e.g. everything at the memory roofline): less traffic, then larger tiles.
@@ -430,7 +492,10 @@ Result run(const Params& p0, const Workload& w, const RunOptions& o) {
   if (o.timing == Timing::Analytic) {
     r.stats = ranked.front().estimate;
     r.stats.mappings_evaluated = ranked.size();
-    if (!w.timing_only) detail::run_functional(p, s, ranked.front().mapping, w, r, o.progress);
+    if (!w.timing_only)
+      detail::with_roles(s, ranked.front().mapping, w, r, [&](const detail::Shape& sh, const Workload& wm, Result& rm) {
+        detail::run_functional(p, sh, ranked.front().mapping, wm, rm, o.progress);
+      });
     return r;
   }
   // Cycle mode: simulate a few mappings (timing only) and keep the fastest, then run that one with
@@ -470,7 +535,8 @@ Result run(const Params& p0, const Workload& w, const RunOptions& o) {
   bool by_waves = n > 1;
   for (size_t i : pick) {
     const uint64_t grid = static_cast<uint64_t>(detail::grid_of(p, ranked[i].mapping));
-    by_waves = by_waves && detail::geometry(p, s, ranked[i].mapping).tiles() >= kLongWaves * grid;
+    by_waves = by_waves && detail::geometry(p, detail::for_mapping(s, ranked[i].mapping), ranked[i].mapping).tiles() >=
+                               kLongWaves * grid;
   }
   // Progress over every simulation of the run: the candidates, then the chosen one in full (with its
   // datapath, or after a ranking by the first waves).
@@ -487,9 +553,10 @@ Result run(const Params& p0, const Workload& w, const RunOptions& o) {
     double best_cycles = 0;
     for (size_t k = 0; k < n; ++k) {
       const Mapping& m = ranked[pick[k]].mapping;
-      const uint64_t tiles = detail::geometry(p, s, m).tiles();
+      const detail::Shape sh = detail::for_mapping(s, m);
+      const uint64_t tiles = detail::geometry(p, sh, m).tiles();
       const uint64_t limit = by_waves ? kRankWaves * static_cast<uint64_t>(detail::grid_of(p, m)) : 0;
-      Stats st = detail::run_cycle(p, s, m, tw, nullptr, part(k), limit);
+      Stats st = detail::run_cycle(p, sh, m, tw, nullptr, part(k), limit);
       const double c = by_waves ? static_cast<double>(st.cycles) * static_cast<double>(tiles) / static_cast<double>(limit)
                                 : static_cast<double>(st.cycles);
       if (k == 0 || c < best_cycles) best = pick[k], best_cycles = c, best_stats = std::move(st);
@@ -497,7 +564,13 @@ Result run(const Params& p0, const Workload& w, const RunOptions& o) {
     best_is_full = !by_waves;
   }
   if (!best_is_full || !w.timing_only) {
-    best_stats = detail::run_cycle(p, s, ranked[best].mapping, w, w.timing_only ? nullptr : &r, part(sims - 1));
+    const Mapping& m = ranked[best].mapping;
+    if (w.timing_only)
+      best_stats = detail::run_cycle(p, detail::for_mapping(s, m), m, w, nullptr, part(sims - 1));
+    else
+      detail::with_roles(s, m, w, r, [&](const detail::Shape& sh, const Workload& wm, Result& rm) {
+        best_stats = detail::run_cycle(p, sh, m, wm, &rm, part(sims - 1));
+      });
   }
   r.stats = std::move(best_stats);
   r.stats.mappings_evaluated = n;

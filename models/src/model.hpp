@@ -4,7 +4,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fp4sim/models/models.hpp"
@@ -27,10 +29,22 @@ struct Shape {
   size_t out_block = 0;    // output quantize unit's block (0: no unit)
   double out_eb = 0;       // output element bytes (4: FP32 D)
   size_t out_sb = 0;       // output scale bytes per block
+  uint64_t d_bytes = 4;    // bytes of one D element without a quantize unit (out_dtype)
+  double clock_mhz = 0;    // the sustained clock of this job's operand kind: the cycles' unit
+  uint64_t launch = 0;     // launch + prologue cycles (launch_ns at clock_mhz)
+  // Tensor core: the epilogue's registers -> SMEM staging of one tile before the TMA store.
+  uint64_t smem_stage(const Params& p, uint64_t rows, uint64_t cols) const;
   // Bytes of `rows` x `k` operand elements and their scales.
   uint64_t operand_bytes(uint64_t rows, uint64_t k) const;
   uint64_t out_bytes(uint64_t rows, uint64_t cols) const;  // D as stored (FP32 or quantized)
 };
+
+// The problem a mapping's kernel computes: D^T = B . A^T (M and N swapped) under swap_ab.
+inline Shape for_mapping(const Shape& s, const Mapping& m) {
+  Shape t = s;
+  if (m.swap_ab) std::swap(t.M, t.N);
+  return t;
+}
 
 // Validates the workload and the parameters (std::invalid_argument, one line) and resolves the
 // parameters' automatic values (pipeline depth from the RTL unit).
@@ -84,6 +98,10 @@ void init_quantized_output(const Shape& s, Result& r);
 // same order and blocking as the cycle model, so the hook sees the same calls.
 void run_functional(const Params& p, const Shape& s, const Mapping& m, const Workload& w, Result& r,
                     const Progress& progress);
+
+// Runs f on the problem the mapping's kernel computes (swap_ab: A and B swapped, D transposed back).
+void with_roles(const Shape& s, const Mapping& m, const Workload& w, Result& r,
+                const std::function<void(const Shape&, const Workload&, Result&)>& f);
 
 // The structural SystemC model (sc_models.cpp). tile_limit > 0: only the first tile_limit tiles
 // (timing only; the mapper's ranking of large jobs by their first waves): Stats::cycles is the time

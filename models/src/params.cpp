@@ -23,6 +23,8 @@ namespace {
 
 constexpr std::string_view kOutFormats[] = {"none", "nvfp4", "mxfp8", "hif4"};
 constexpr std::string_view kRasters[] = {"auto", "n", "m"};
+constexpr std::string_view kOutDtypes[] = {"fp32", "bf16", "fp16", "fp8"};
+constexpr std::string_view kSwaps[] = {"auto", "off", "on"};
 
 // One key: where it lives in Params, its unit, range and help. `tc` / `cube`: which engines have it.
 struct Key {
@@ -30,7 +32,7 @@ struct Key {
   int64_t Params::*field;  // numeric keys
   int64_t min, max;
   bool tc, cube;
-  int enum_id;  // 0 numeric, 1 out_format, 2 raster
+  int enum_id;  // 0 numeric, 1 out_format, 2 raster, 3 out_dtype, 4 swap_ab
 };
 
 constexpr int64_t kMaxI = int64_t{1} << 40;
@@ -86,6 +88,16 @@ constexpr Key kKeys[] = {
     {"raster", "", "tile order: auto, n (along N first), m (along M first)", nullptr, 0, 0, true, true, 2},
     {"mapper_candidates", "mappings", "cycle mode: mappings the mapper simulates at least (1 = the best estimate only)", &Params::mapper_candidates, 1,
      64, true, true, 0},
+    // The kernel around the datapath (docs/models.md "What real kernels do").
+    {"clock_mhz", "MHz", "clock the per-cycle parameters are stated at", &Params::clock_mhz, 1, 100000, true, true, 0},
+    {"clock_fp4_mhz", "MHz", "sustained clock under the power limit, 4-bit operand kinds", &Params::clock_fp4_mhz, 1,
+     100000, true, true, 0},
+    {"clock_fp8_mhz", "MHz", "sustained clock under the power limit, other operand kinds", &Params::clock_fp8_mhz, 1,
+     100000, true, true, 0},
+    {"launch_ns", "ns", "per-kernel launch and prologue before the first load", &Params::launch_ns, 0, 1000000000, true,
+     true, 0},
+    {"out_dtype", "", "D's stored type without a quantize unit: fp32, bf16, fp16, fp8", nullptr, 0, 0, true, true, 3},
+    {"swap_ab", "", "compute D^T = B . A^T: auto (mapper), off, on", nullptr, 0, 0, true, false, 4},
 };
 
 bool applies(const Key& k, EngineKind e) { return e == EngineKind::TensorCore ? k.tc : k.cube; }
@@ -103,6 +115,8 @@ std::vector<ParamDesc> make_table(EngineKind e) {
     ParamDesc d{k.key, k.unit, k.help, k.min, k.max, {}};
     if (k.enum_id == 1) d.choices.assign(std::begin(kOutFormats), std::end(kOutFormats));
     if (k.enum_id == 2) d.choices.assign(std::begin(kRasters), std::end(kRasters));
+    if (k.enum_id == 3) d.choices.assign(std::begin(kOutDtypes), std::end(kOutDtypes));
+    if (k.enum_id == 4) d.choices.assign(std::begin(kSwaps), std::end(kSwaps));
     t.push_back(std::move(d));
   }
   return t;
@@ -116,6 +130,21 @@ Params default_params(EngineKind e) {
   p.out_format = OutFormat::None;
   p.raster = Raster::Auto;
   p.mapper_candidates = 8;
+  // The kernel around the datapath (docs/models.md "What real kernels do"; the fitted values and the
+  // points they were fitted on: "Calibration").
+  p.out_dtype = OutDtype::Bf16;  // what the public GEMMs of kernels.csv store
+  p.swap_ab = SwapAb::Auto;
+  if (e == EngineKind::TensorCore) {
+    p.clock_mhz = 1856;      // the tensor clock the dense FP4 peak implies
+    p.clock_fp4_mhz = 900;   // fitted: sustained NVFP4 / MXFP4 rate of the large CUTLASS GEMMs
+    p.clock_fp8_mhz = 1400;  // fitted: sustained MXFP8 rate
+    p.launch_ns = 3000;      // fitted: launch + prologue of a CUTLASS / flashinfer GEMM
+  } else {
+    p.clock_mhz = 1800;      // cube_freq of CANN's Ascend910B2.ini
+    p.clock_fp4_mhz = 1800;  // no sign of a lower sustained clock (0.89 of the FP16 peak measured)
+    p.clock_fp8_mhz = 1800;
+    p.launch_ns = 10000;     // fitted: torch_npu matmul's fixed cost (1024^3 point)
+  }
   if (e == EngineKind::TensorCore) {
     // B200-class (HGX B200), clock 1.856 GHz (the tensor clock the dense FP4 peak implies).
     p.cores = 148;
@@ -188,8 +217,13 @@ void set_param(Params& p, std::string_view key, std::string_view value) {
     throw std::invalid_argument("model parameter '" + ks + "' does not apply to the " +
                                 std::string(engine_name(p.engine)));
   if (k->enum_id) {
-    const auto* b = k->enum_id == 1 ? std::begin(kOutFormats) : std::begin(kRasters);
-    const auto* e = k->enum_id == 1 ? std::end(kOutFormats) : std::end(kRasters);
+    const std::string_view* lists[][2] = {{nullptr, nullptr},
+                                           {std::begin(kOutFormats), std::end(kOutFormats)},
+                                           {std::begin(kRasters), std::end(kRasters)},
+                                           {std::begin(kOutDtypes), std::end(kOutDtypes)},
+                                           {std::begin(kSwaps), std::end(kSwaps)}};
+    const std::string_view* b = lists[k->enum_id][0];
+    const std::string_view* e = lists[k->enum_id][1];
     const auto* it = std::find(b, e, value);
     if (it == e) {
       std::string list;
@@ -197,7 +231,9 @@ void set_param(Params& p, std::string_view key, std::string_view value) {
       throw std::invalid_argument("bad value '" + vs + "' for model parameter '" + ks + "' (one of " + list + ")");
     }
     if (k->enum_id == 1) p.out_format = static_cast<OutFormat>(it - b);
-    else p.raster = static_cast<Raster>(it - b);
+    else if (k->enum_id == 2) p.raster = static_cast<Raster>(it - b);
+    else if (k->enum_id == 3) p.out_dtype = static_cast<OutDtype>(it - b);
+    else p.swap_ab = static_cast<SwapAb>(it - b);
     return;
   }
   int64_t v = 0;
@@ -217,10 +253,14 @@ std::string get_param(const Params& p, std::string_view key) {
                                 std::string(engine_name(p.engine)));
   if (k->enum_id == 1) return std::string(kOutFormats[static_cast<int>(p.out_format)]);
   if (k->enum_id == 2) return std::string(kRasters[static_cast<int>(p.raster)]);
+  if (k->enum_id == 3) return std::string(kOutDtypes[static_cast<int>(p.out_dtype)]);
+  if (k->enum_id == 4) return std::string(kSwaps[static_cast<int>(p.swap_ab)]);
   return std::to_string(p.*(k->field));
 }
 
 std::string_view raster_name(Raster r) { return kRasters[static_cast<int>(r)]; }
+std::string_view out_dtype_name(OutDtype d) { return kOutDtypes[static_cast<int>(d)]; }
+int out_dtype_bytes(OutDtype d) { return d == OutDtype::Fp32 ? 4 : d == OutDtype::Fp8 ? 1 : 2; }
 
 std::string Mapping::str() const {
   std::ostringstream o;
@@ -229,6 +269,7 @@ std::string Mapping::str() const {
   if (stages) o << " stages=" << stages;
   o << " raster=" << kRasters[static_cast<int>(raster)];
   if (cores) o << " cores=" << cores;
+  if (swap_ab) o << " swap_ab";
   return o.str();
 }
 

@@ -481,7 +481,8 @@ struct TileOut {
 };
 
 // Output quantize unit: amax, scale and encode of each block at quant_elems_per_cycle (golden's rule
-// for the format); a pass-through when out_format = none.
+// for the format). Without one it is the tensor core's registers -> SMEM staging of D in out_dtype
+// (Shape::smem_stage), and a pass-through on the cube (FixPipe converts on the way out).
 class QuantizeUnit : public sc_module {
  public:
   Channel<TileOut> in{"quant_in", 2}, out{"quant_out", 2};
@@ -505,6 +506,9 @@ class QuantizeUnit : public sc_module {
           if (g_job.s->out_block &&
               hold(ceil_div(t_.tile.rows * t_.tile.cols, static_cast<uint64_t>(g_job.p->quant_elems_per_cycle))))
             return;
+          // Without a quantize unit the tensor core's epilogue converts D to out_dtype in registers and
+          // stages it in SMEM for the TMA store.
+          if (const uint64_t st = g_job.s->smem_stage(*g_job.p, t_.tile.rows, t_.tile.cols); st && hold(st)) return;
         } else if (phase_ == 1) {
           if (g_job.s->out_block && g_job.functional()) quantize_tile(*g_job.p, *g_job.s, t_.tile, t_.d.data(), *g_job.r);
           phase_ = 2;
@@ -828,7 +832,8 @@ class TensorCoreSm : public CoreShell {
       }
       const Shape& s = *g_job.s;
       const uint64_t n = op.tile.cols;
-      const uint64_t compute = ceil_div(128 * n, static_cast<uint64_t>(g_job.p->dot_lanes));
+      // The instruction's N is a multiple of 8: a narrower tile computes its padded columns.
+      const uint64_t compute = ceil_div(128 * round_up(n, 8), static_cast<uint64_t>(g_job.p->dot_lanes));
       const uint64_t opnd = static_cast<uint64_t>(std::ceil(static_cast<double>((128 + n) * s.kin) * s.eb));
       const uint64_t read = ceil_div(opnd, static_cast<uint64_t>(g_job.p->smem_read_bytes_per_cycle));
       const uint64_t occupancy = std::max(compute, read);
@@ -1209,8 +1214,11 @@ Stats run_on(Chip<Core>& chip, const Params& p, const Shape& s, const Mapping& m
   st.timing = Timing::Cycle;
   st.mapping = m;
   fill_rooflines(p, s, st);
-  st.cycles = g_job.now();
-  st.sim_time_ps = st.cycles * kClockPs;
+  st.sim_time_ps = g_job.now() * kClockPs;
+  // The launch and prologue come before the first load, serially: no core has a tile meanwhile.
+  st.cycles = g_job.now() + s.launch;
+  st.launch_cycles = s.launch;
+  st.clock_mhz = s.clock_mhz;
   st.tiles = g_job.g.tiles();
   const auto& causes = stall_causes(p.engine);
   std::vector<uint64_t> stall(causes.size(), 0);
@@ -1221,7 +1229,8 @@ Stats run_on(Chip<Core>& chip, const Params& p, const Shape& s, const Mapping& m
     st.instructions += c.instructions;
     for (size_t k = 0; k < causes.size(); ++k) stall[k] += c.stall[k];
     // After its last instruction a core waits for the others (or never got a tile).
-    stall[c.started ? cause_of("tail") : cause_of("no_tile")] += st.cycles - c.busy_until;
+    stall[c.started ? cause_of("tail") : cause_of("no_tile")] += g_job.now() - c.busy_until;
+    stall[cause_of("no_tile")] += s.launch;
     for (int k = 0; k < CoreStats::kLevels; ++k) bytes[kLevelNames[k]] += c.bytes[k];
   }
   for (size_t k = 0; k < causes.size(); ++k) st.stalls.emplace_back(std::string(causes[k]), stall[k]);

@@ -193,7 +193,7 @@ void check_stats(const fm::Stats& s, size_t M, size_t N, size_t K) {
   // Every core-cycle computes or is charged to one cause.
   EXPECT_EQ(static_cast<uint64_t>(s.cores) * s.cycles, s.compute_cycles + stall_sum(s));
   if (s.timing == fm::Timing::Cycle) {
-    EXPECT_EQ(s.sim_time_ps, s.cycles * fm::kClockPs);
+    EXPECT_EQ(s.sim_time_ps, (s.cycles - s.launch_cycles) * fm::kClockPs);
   }
   EXPECT_GT(s.utilization(), 0.0);
   EXPECT_LE(s.utilization(), 1.0);
@@ -203,8 +203,18 @@ void check_stats(const fm::Stats& s, size_t M, size_t N, size_t K) {
   EXPECT_EQ(s.bytes_of("global_store"), static_cast<uint64_t>(M) * N * 4);
 }
 
-fm::Params params(fm::EngineKind e, std::initializer_list<std::pair<const char*, const char*>> kv) {
+// The bare datapath and memory system that the hand-derived counts below describe: no launch cost,
+// FP32 D, every kind at the clock the per-cycle parameters are stated at.
+fm::Params bare(fm::EngineKind e) {
   fm::Params p = fm::default_params(e);
+  p.launch_ns = 0;
+  p.out_dtype = fm::OutDtype::Fp32;
+  p.clock_fp4_mhz = p.clock_fp8_mhz = p.clock_mhz;
+  p.swap_ab = fm::SwapAb::Off;
+  return p;
+}
+fm::Params params(fm::EngineKind e, std::initializer_list<std::pair<const char*, const char*>> kv) {
+  fm::Params p = bare(e);
   for (const auto& [k, v] : kv) fm::set_param(p, k, v);
   return p;
 }
@@ -348,18 +358,18 @@ TEST(TensorCore, OneInstructionHandDerived) {
   //   249/257/289/293. Link (64 B/cycle): A 249-313, SFA -321, B -353, SFB -357: stage full at 357.
   //   tcgen05.cp: (128 + 64) rows x 4 scales = 768 B / 16 = 48: 357-405 (scale_copy 48).
   //   MMA: 128 x 64 / 256 lanes = 32 cycles, 405-437; + depth 2: accumulator full at 439.
-  //   tcgen05.ld 32768 B / 64 = 512: 439-951. Store: 8 x 4096 B over the 64 B/cycle link, done at
-  //   1015, 1079, ..., 1463, at the L2 a cycle later; each crosses the L2 port (64 cycles) then HBM
-  //   (64): the last ends at 1464 + 64 + 64 = 1592.
+  //   tcgen05.ld 32768 B / 64 = 512: 439-951; registers -> SMEM (port unlimited: 1 cycle) 952.
+  //   Store: 8 x 4096 B over the 64 B/cycle link, done at 1016, 1080, ..., 1464, at the L2 a cycle
+  //   later; each crosses the L2 port (64 cycles) then HBM (64): the last ends at 1465 + 128 = 1593.
   fm::Params p = micro_tc();
   fm::set_param(p, "tile_n", "64");
   fm::set_param(p, "tile_k", "64");
   const fm::Result r = fm::run(p, timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, 128, 64, 64));
-  EXPECT_EQ(r.stats.cycles, 1592u);
+  EXPECT_EQ(r.stats.cycles, 1593u);
   EXPECT_EQ(r.stats.compute_cycles, 32u);
   EXPECT_EQ(r.stats.stall("operand_load"), 357u);
   EXPECT_EQ(r.stats.stall("scale_copy"), 48u);
-  EXPECT_EQ(r.stats.stall("tail"), 1592u - 437u);
+  EXPECT_EQ(r.stats.stall("tail"), 1593u - 437u);
   EXPECT_EQ(r.stats.bytes_of("dram_read"), 4096u + 512u + 2048u + 256u);
   EXPECT_EQ(r.stats.bytes_of("dram_write"), 128u * 64u * 4u);
   check_stats(r.stats, 128, 64, 64);
@@ -373,14 +383,14 @@ TEST(TensorCore, TwoDependentInstructionsHandDerived) {
   //   -401, -402: full at 402. tcgen05.cp (128 + 8) x 8 = 1088 B / 16 = 68: 402-470.
   //   MMA 0: 128 x 8 / 256 = 4 cycles, 470-474. MMA 1 reads MMA 0's accumulator: starts at
   //   470 + 10 = 480 (6 cycles accumulator_dependency), ends 484; full at 494. tcgen05.ld
-  //   4096 / 64 = 64: -558. Store: one 4096 B request over the link -622, at the L2 623, L2 port
-  //   -687, HBM -751.
+  //   4096 / 64 = 64: -558; registers -> SMEM 1 cycle: -559. Store: one 4096 B request over the
+  //   link -623, at the L2 624, L2 port -688, HBM -752.
   fm::Params p = micro_tc();
   fm::set_param(p, "tile_n", "8");
   fm::set_param(p, "tile_k", "128");
   fm::set_param(p, "pipeline_depth", "10");
   const fm::Result r = fm::run(p, timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, 128, 8, 128));
-  EXPECT_EQ(r.stats.cycles, 751u);
+  EXPECT_EQ(r.stats.cycles, 752u);
   EXPECT_EQ(r.stats.compute_cycles, 8u);
   EXPECT_EQ(r.stats.stall("accumulator_dependency"), 6u);
   EXPECT_EQ(r.stats.stall("scale_copy"), 68u);
@@ -395,12 +405,12 @@ TEST(TensorCore, SmemRingHandDerived) {
   // Requests reach the L2 one cycle after issue, HBM takes a cycle, the L2 port a cycle.
   //   1 stage: loads of stage k+1 wait for MMA k to free the stage. Stage 0: at the L2 at 1, HBM
   //   1-2, replies at 3, link 3-111, cp 111-112, MMA 112-144. Each later stage repeats 144 cycles:
-  //   MMA 3 ends 576. Depth 2, ld 1: 579; store 8 x 64 link cycles: the last done 1091, at the L2
-  //   1092, L2 port 1093, HBM 1094.
+  //   MMA 3 ends 576. Depth 2, ld 1, registers -> SMEM 1: 580; store 8 x 64 link cycles: the last
+  //   done 1092, at the L2 1093, L2 port 1094, HBM 1095.
   //   2 stages: stages 0 and 1 load back to back (full at 111, 219); stage 2 issues when MMA 0
   //   frees slot 0 (144) and follows stage 1 on the link: full 327; stage 3 issues at 252 (MMA 1
-  //   ends), full 435. MMA 3: 436-468; 470, 471; store: last done 983, at the L2 984, L2 port 985,
-  //   HBM 986.
+  //   ends), full 435. MMA 3: 436-468; 470, 471, 472; store: last done 984, at the L2 985, L2 port
+  //   986, HBM 987.
   fm::Params p = tc_params({{"cores", "1"}, {"dram_bytes_per_cycle", "1073741824"}, {"dram_latency", "0"},
                             {"l2_bytes_per_cycle", "1073741824"}, {"l2_latency", "0"},
                             {"core_load_bytes_per_cycle", "64"}, {"core_store_bytes_per_cycle", "64"},
@@ -409,9 +419,9 @@ TEST(TensorCore, SmemRingHandDerived) {
                             {"tile_k", "64"}, {"raster", "n"}, {"mapper_candidates", "1"}});
   const fm::Workload w = timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, 128, 64, 256);
   fm::set_param(p, "stages", "1");
-  EXPECT_EQ(fm::run(p, w).stats.cycles, 1094u);
+  EXPECT_EQ(fm::run(p, w).stats.cycles, 1095u);
   fm::set_param(p, "stages", "2");
-  EXPECT_EQ(fm::run(p, w).stats.cycles, 986u);
+  EXPECT_EQ(fm::run(p, w).stats.cycles, 987u);
 }
 
 TEST(Cube, OneStepHandDerived) {
@@ -481,7 +491,7 @@ void monotone(fm::EngineKind e, const char* key, std::vector<const char*> values
               bool more_is_faster = true) {
   uint64_t prev = UINT64_MAX;
   for (const char* v : values) {
-    fm::Params p = fm::default_params(e);
+    fm::Params p = bare(e);
     fm::set_param(p, "cores", "8");
     fm::set_param(p, key, v);
     const uint64_t c = cycles_of(p, w, t);
@@ -590,7 +600,7 @@ TEST(Properties, AnalyticAgreesWithCycle) {
                         Case{fm::EngineKind::TensorCore, MmaKindId::Mxf4Nvf4, Model::Blackwell, 8, 16384, 16384},
                         Case{fm::EngineKind::Cube, MmaKindId::Hif4, Model::AscendHif4, 1024, 2048, 4096},
                         Case{fm::EngineKind::Cube, MmaKindId::Hif4, Model::AscendHif4, 8, 8192, 8192}}) {
-    fm::Params p = fm::default_params(c.e);
+    fm::Params p = bare(c.e);
     if (c.M > 8) {
       for (auto [k, v] : c.e == fm::EngineKind::TensorCore
                              ? std::vector<std::pair<const char*, const char*>>{{"cores", "4"}, {"l2_bytes_per_cycle", "65536"}, {"core_load_bytes_per_cycle", "256"}}
@@ -618,7 +628,7 @@ TEST(Properties, AnalyticAgreesWithCycle) {
 // Parameters, mapper, system
 
 TEST(Params, SetAndReject) {
-  fm::Params p = fm::default_params(fm::EngineKind::Cube);
+  fm::Params p = bare(fm::EngineKind::Cube);
   fm::set_param(p, "l0a_bytes", "32768");
   EXPECT_EQ(p.l0a_bytes, 32768);
   EXPECT_EQ(fm::get_param(p, "l0a_bytes"), "32768");
@@ -905,4 +915,102 @@ TEST(System, VcdTraceRecordsTheChannels) {
 int sc_main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   return RUN_ALL_TESTS();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The kernel around the datapath: launch, output type, sustained clock, swap-AB
+
+TEST(Kernel, LaunchAddsExactlyItsCycles) {
+  // One tile on one core: the launch comes before everything, so it adds launch_ns x clock cycles
+  // (1000 ns at 1856 / 1800 MHz = 1856 / 1800 cycles), all of them no_tile on the core.
+  struct Case {
+    fm::EngineKind e;
+    MmaKindId kind;
+    Model model;
+    size_t M, N, K;
+    uint64_t cycles;
+  };
+  for (const Case& c : {Case{fm::EngineKind::TensorCore, MmaKindId::Mxf4Nvf4, Model::Blackwell, 128, 64, 64, 1856},
+                        Case{fm::EngineKind::Cube, MmaKindId::Hif4, Model::AscendHif4, 16, 16, 64, 1800}})
+    for (fm::Timing t : {fm::Timing::Analytic, fm::Timing::Cycle}) {
+      fm::Params p = bare(c.e);
+      fm::set_param(p, "cores", "1");
+      const fm::Workload w = timing_only(c.kind, c.model, c.M, c.N, c.K);
+      const fm::Stats a = fm::run(p, w, mode(t)).stats;
+      fm::set_param(p, "launch_ns", "1000");
+      const fm::Stats b = fm::run(p, w, mode(t)).stats;
+      EXPECT_EQ(b.cycles, a.cycles + c.cycles) << fm::timing_name(t);
+      EXPECT_EQ(b.launch_cycles, c.cycles);
+      EXPECT_EQ(b.stall("no_tile"), a.stall("no_tile") + c.cycles);
+      EXPECT_DOUBLE_EQ(b.time_us(), static_cast<double>(b.cycles) / static_cast<double>(p.clock_mhz));
+    }
+}
+
+TEST(Kernel, OutputTypeSetsTheStoredBytes) {
+  // D stored as FP32 / BF16 / FP16 / FP8: 4 / 2 / 2 / 1 bytes per element, to the core's store link,
+  // the L2 and HBM; a narrower D never makes the job slower.
+  const fm::Workload w = timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, 256, 512, 256);
+  for (fm::Timing t : {fm::Timing::Analytic, fm::Timing::Cycle}) {
+    uint64_t prev = UINT64_MAX;
+    for (auto [dt, bytes] : {std::pair{"fp32", 4u}, std::pair{"bf16", 2u}, std::pair{"fp16", 2u}, std::pair{"fp8", 1u}}) {
+      const fm::Stats s = fm::run(tc_params({{"cores", "4"}, {"out_dtype", dt}}), w, mode(t)).stats;
+      EXPECT_EQ(s.bytes_of("global_store"), 256u * 512u * bytes) << dt;
+      EXPECT_EQ(s.bytes_of("dram_write"), 256u * 512u * bytes) << dt;
+      EXPECT_LE(s.cycles, prev) << dt << " " << fm::timing_name(t);
+      prev = s.cycles;
+    }
+  }
+  // The cube's FixPipe converts on the way out: the same bytes rule.
+  const fm::Workload cw = timing_only(MmaKindId::Hif4, Model::AscendHif4, 64, 128, 128);
+  const fm::Stats s = fm::run(cube_params({{"cores", "2"}, {"out_dtype", "fp16"}}), cw).stats;
+  EXPECT_EQ(s.bytes_of("global_store"), 64u * 128u * 2u);
+}
+
+TEST(Kernel, SustainedClockKeepsHbmBytesPerSecond) {
+  // Half the clock for 4-bit kinds: on-chip work takes the same cycles (each one longer), HBM moves
+  // twice the bytes per (slower) cycle. The memory roofline in cycles halves; a compute-bound job's
+  // cycles stay and its time doubles.
+  const fm::Workload big = timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, 512, 512, 1024);
+  for (fm::Timing t : {fm::Timing::Analytic, fm::Timing::Cycle}) {
+    const fm::Params full = tc_params({{"cores", "4"}, {"l2_bytes_per_cycle", "65536"}, {"core_load_bytes_per_cycle", "256"}});
+    fm::Params half = full;
+    fm::set_param(half, "clock_fp4_mhz", "928");
+    const fm::Stats a = fm::run(full, big, mode(t)).stats, b = fm::run(half, big, mode(t)).stats;
+    EXPECT_DOUBLE_EQ(a.clock_mhz, 1856.0);
+    EXPECT_DOUBLE_EQ(b.clock_mhz, 928.0);
+    EXPECT_DOUBLE_EQ(b.memory_roofline_cycles, a.memory_roofline_cycles / 2);
+    EXPECT_EQ(b.compute_cycles, a.compute_cycles);
+    EXPECT_LE(b.cycles, a.cycles);  // never more cycles: only HBM got relatively faster
+    EXPECT_GE(b.time_us(), a.time_us());
+    // The other kinds keep their own clock.
+    const fm::Stats c = fm::run(half, timing_only(MmaKindId::Mxf8f6f4, Model::Blackwell, 128, 64, 64), mode(t)).stats;
+    EXPECT_DOUBLE_EQ(c.clock_mhz, 1856.0);
+  }
+}
+
+TEST(Kernel, SwapAbForSkinnyM) {
+  // M = 1, N = 4096 on 4 SMs: without the swap every instruction charges 128 padded rows x tile_n
+  // columns (tile_n / 2 cycles per 64 K: compute-bound, 2 rows of B per cycle); swapped, N fills
+  // the 128 rows and the one real row of A is an 8-column tile (4 cycles, then the loads bound it).
+  // The mapper picks it in both modes, and it is never slower than the mapper without it.
+  const fm::Workload w = timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, 1, 4096, 4096);
+  for (fm::Timing t : {fm::Timing::Analytic, fm::Timing::Cycle}) {
+    const fm::Stats on = fm::run(tc_params({{"swap_ab", "auto"}, {"cores", "4"}}), w, mode(t)).stats;
+    const fm::Stats off = fm::run(tc_params({{"swap_ab", "off"}, {"cores", "4"}}), w, mode(t)).stats;
+    EXPECT_TRUE(on.mapping.swap_ab) << fm::timing_name(t);
+    EXPECT_EQ(on.mapping.tile_n, 8);
+    EXPECT_LE(on.cycles, off.cycles);
+    // 4096 rows / 128 = 32 tiles of 128 x 8; each instruction 128 x 8 / 256 lanes = 4 cycles.
+    EXPECT_EQ(on.tiles, 32u);
+    EXPECT_EQ(on.compute_cycles, 32u * (4096u / 64u) * 4u);
+  }
+  // The swap is bit-identical: the same products in the same K order, C in and D out transposed.
+  const Problem p = make_problem(MmaKindId::Mxf4Nvf4, Model::Blackwell, 5, 136, 256, true, 31);
+  for (fm::Timing t : {fm::Timing::Analytic, fm::Timing::Cycle}) {
+    const fm::Result r = fm::run(tc_params({{"swap_ab", "on"}, {"cores", "2"}}), p.workload(), mode(t));
+    EXPECT_TRUE(r.stats.mapping.swap_ab);
+    EXPECT_EQ(mismatches(r.d, p.golden()), 0u) << fm::timing_name(t);
+  }
+  // A quantize unit's blocks run along N: no swap.
+  EXPECT_THROW(fm::run(tc_params({{"swap_ab", "on"}, {"out_format", "nvfp4"}}), timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, 16, 64, 64)), std::invalid_argument);
 }

@@ -38,16 +38,15 @@ constexpr const char* kUsage =
 namespace fm = fp4sim::models;
 using fm::EngineKind;
 
-// A chip a point names: the engine whose default parameters model it and the clock that turns the
-// model's cycles into time (docs/models.md, "Parameters, defaults and sources").
+// A chip a point names: the engine whose default parameters model it (their clock_mhz and the
+// sustained clocks turn the model's cycles into time: docs/models.md, "Parameters, defaults and sources").
 struct Chip {
   std::string_view name;
   EngineKind engine;
-  double clock_ghz;
 };
 constexpr Chip kChips[] = {
-    {"B200", EngineKind::TensorCore, 1.856},  // the tensor clock the dense FP4 peak implies
-    {"910B2", EngineKind::Cube, 1.8},         // cube_freq of CANN's Ascend910B2.ini
+    {"B200", EngineKind::TensorCore},
+    {"910B2", EngineKind::Cube},
 };
 
 std::string chip_list() {
@@ -199,7 +198,11 @@ std::vector<Point> parse_table(const std::string& text, const std::string& name)
     for (std::string_view o : kOptional) {
       const std::string v = col(o);
       if (o == "kernel") p.kernel = v;
-      else if (o == "out_dtype") p.out_dtype = v;
+      else if (o == "out_dtype") {
+        if (!v.empty() && v != "fp32" && v != "bf16" && v != "fp16" && v != "fp8")
+          throw std::runtime_error(where + ": out_dtype must be empty, fp32, bf16, fp16 or fp8, got '" + v + "'");
+        p.out_dtype = v;
+      }
       else if (o == "source") p.source = v;
       else p.conditions = v;
     }
@@ -330,6 +333,8 @@ int cmd_calibrate(const Invocation& inv) {
     o.model_format = proxy->what;
     fm::Params prm = base[pt.c->engine == EngineKind::TensorCore ? 0 : 1];
     if (proxy->fp16_cube) apply_fp16_cube(prm);
+    // The point's output type when it states one (else the parameters' out_dtype).
+    if (!pt.out_dtype.empty()) fm::set_param(prm, "out_dtype", pt.out_dtype);
     fm::Workload w;
     w.cfg = mma_config_for(proxy->format);
     w.model = w.cfg.model;
@@ -345,7 +350,7 @@ int cmd_calibrate(const Invocation& inv) {
                    static_cast<unsigned long long>(pt.k));
     try {
       const fm::Stats s = fm::run(prm, w, ro).stats;
-      o.model_us = static_cast<double>(s.cycles) / (pt.c->clock_ghz * 1e3);
+      o.model_us = s.time_us();  // at the sustained clock of the point's operand kind
       o.note = s.mapping.str();
     } catch (const std::exception& e) {
       // One point the model cannot run (a shape it rejects, a runtime failure) is a row, not the end.

@@ -81,6 +81,11 @@ enum class OutFormat : uint8_t { None, Nvfp4, Mxfp8, Hif4 };
 // Order in which the tile scheduler hands out output tiles: `n` = along N first (consecutive tiles
 // share the A rows), `m` = along M first (consecutive tiles share the B rows).
 enum class Raster : uint8_t { Auto, AlongN, AlongM };
+// D as the epilogue stores it when no quantize unit runs (registers -> SMEM -> TMA store).
+enum class OutDtype : uint8_t { Fp32, Bf16, Fp16, Fp8 };
+enum class SwapAb : uint8_t { Auto, Off, On };
+std::string_view out_dtype_name(OutDtype d);
+int out_dtype_bytes(OutDtype d);
 std::string_view raster_name(Raster r);  // "auto", "n", "m" (set_param's choices)
 
 // Every parameter of one engine and its chip. Settable by key (set_param), listed with ranges and
@@ -125,6 +130,13 @@ struct Params {
   int64_t stages = 0;     // tensor core: SMEM stages
   Raster raster = Raster::Auto;
   int64_t mapper_candidates = 0;  // cycle mode: best analytic mappings simulated by the mapper
+  // ---- the kernel around the datapath (docs/models.md "What real kernels do") ----
+  int64_t clock_mhz = 0;        // clock the per-cycle parameters are stated at
+  int64_t clock_fp4_mhz = 0;    // sustained clock under the power limit, 4-bit operand kinds
+  int64_t clock_fp8_mhz = 0;    // sustained clock under the power limit, other kinds
+  int64_t launch_ns = 0;        // per-kernel launch + prologue before the first load
+  OutDtype out_dtype = OutDtype::Fp32;  // D's stored type (no quantize unit)
+  SwapAb swap_ab = SwapAb::Auto;        // tensor core: whether the mapper may / must swap A and B
 };
 
 Params default_params(EngineKind e);  // a B200-class SM / a 910-class AI core (docs/models.md)
@@ -152,7 +164,10 @@ struct Mapping {
   // Cores the kernel runs on (its grid; 0: every core of the chip). The mapper's own candidates use
   // every core; a candidate passed in RunOptions::also may use fewer (a smaller chip's best mapping).
   int64_t cores = 0;
-  std::string str() const;  // "tile_m=128 tile_n=64 tile_k=256 stages=4 raster=n" (+ " cores=N")
+  // Tensor core: the kernel computes D^T = B . A^T (A and B swap roles, so that a large N fills the
+  // instruction's 128 rows when M is small); D is stored transposed back.
+  bool swap_ab = false;
+  std::string str() const;  // "tile_m=128 tile_n=64 tile_k=256 stages=4 raster=n" (+ " cores=N", " swap_ab")
 };
 
 struct Stats {
@@ -169,7 +184,10 @@ struct Stats {
   Mapping mapping;
   uint64_t mappings_evaluated = 0;  // candidates the mapper simulated (cycle) or estimated (analytic)
   Timing timing = Timing::Cycle;
-  uint64_t sim_time_ps = 0;     // cycle mode: SystemC time the job took (= cycles * clock period)
+  uint64_t sim_time_ps = 0;     // cycle mode: SystemC time of the job (= (cycles - launch_cycles) * clock period)
+  double clock_mhz = 0;         // the clock `cycles` run at (sustained, for the job's operand kind)
+  uint64_t launch_cycles = 0;   // of `cycles`: the kernel's launch + prologue (launch_ns at clock_mhz)
+  double time_us() const { return clock_mhz > 0 ? static_cast<double>(cycles) / clock_mhz : 0.0; }
   double compute_roofline_cycles = 0;  // MACs / chip peak
   double memory_roofline_cycles = 0;   // compulsory HBM bytes (A, B, scales, C, D once) / HBM bandwidth
   double macs_per_cycle() const { return cycles ? static_cast<double>(macs) / static_cast<double>(cycles) : 0.0; }
