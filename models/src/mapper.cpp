@@ -295,7 +295,7 @@ Stats analytic(const Params& p, const Shape& s0, const Mapping& m) {
   const bool along_n = m.raster == Raster::AlongN;
   const uint64_t streamed = along_n ? b_all : a_all;
   const uint64_t band = along_n ? s.operand_bytes(rows, s.K) : s.operand_bytes(cols, s.K);
-  if (streamed + band > static_cast<uint64_t>(p.l2_bytes))
+  if (m.l2_no_allocate || streamed + band > static_cast<uint64_t>(p.l2_bytes))
     dram_read += static_cast<double>(streamed) * static_cast<double>((along_n ? g.tiles_m : g.tiles_n) - 1);
   const double out = static_cast<double>(s.out_bytes(s.M, s.N));
   // A core's load bandwidth when `share` cores load together: its link, its share of L2, and its

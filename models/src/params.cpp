@@ -270,6 +270,7 @@ std::string Mapping::str() const {
   o << " raster=" << kRasters[static_cast<int>(raster)];
   if (cores) o << " cores=" << cores;
   if (swap_ab) o << " swap_ab";
+  if (l2_no_allocate) o << " l2_no_allocate";
   return o.str();
 }
 

@@ -243,11 +243,11 @@ class MemorySystem : public sc_module {
   void trace(sc_core::sc_trace_file* f, const std::string& prefix) {  // core 0's requests, HBM queues
     for (auto* ch : {req[0].get(), req[1].get(), &dram_q, &fill}) ch->trace(f, prefix);
   }
-  void reset(const Params& p, size_t cores) {
+  void reset(const Params& p, size_t cores, bool no_allocate) {
     for (size_t i = 0; i < 2 * cores; ++i) req[i]->reset(64);
     dram_q.reset(1u << 30);
     fill.reset(1u << 30);
-    cache_.reset(static_cast<uint64_t>(p.l2_bytes));
+    cache_.reset(no_allocate ? 0 : static_cast<uint64_t>(p.l2_bytes));  // (no line fits: every fill passes)
     pending_.clear();
     dram_read = dram_write = l2_read = l2_write = 0;
     l2_.reset(), dram_.reset();
@@ -1185,7 +1185,7 @@ Stats run_on(Chip<Core>& chip, const Params& p, const Shape& s, const Mapping& m
   g_job.g = geometry(p, s, m);
   g_job.tiles = tile_limit && !r ? std::min<uint64_t>(tile_limit, g_job.g.tiles()) : g_job.g.tiles();
   g_job.t0 = now_cycles();
-  chip.mem.reset(p, cores);
+  chip.mem.reset(p, cores, m.l2_no_allocate);
   chip.sched.reset(cores, static_cast<size_t>(grid_of(p, m)));
   for (size_t i = 0; i < cores; ++i) chip.cores[i]->reset();
   g_aborting = false;
@@ -1205,7 +1205,7 @@ Stats run_on(Chip<Core>& chip, const Params& p, const Shape& s, const Mapping& m
       sc_core::sc_start();
     }
     // Drop the tokens the failed job left in the channels (a later job may not use these cores).
-    chip.mem.reset(p, cores);
+    chip.mem.reset(p, cores, false);
     chip.sched.clear(cores);  // (no asks: the scheduler would hand out tiles to the next job of the other engine)
     for (size_t i = 0; i < cores; ++i) chip.cores[i]->reset();
     throw std::runtime_error(why);

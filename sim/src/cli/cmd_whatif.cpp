@@ -520,6 +520,8 @@ int cmd_whatif(const Invocation& inv) {
     if (i > 0 && chosen[i - 1] && more_of_one_resource(configs[i - 1], c)) {
       fm::Mapping prev = *chosen[i - 1];
       if (!prev.cores) prev.cores = configs[i - 1].p.cores;
+      // From no L2 to some: the same kernel with loads that do not allocate in L2 runs as before.
+      if (configs[i - 1].p.l2_bytes == 0 && c.p.l2_bytes > 0) prev.l2_no_allocate = true;
       o.also.push_back(prev);
     }
     // Test hook (docs/whatif.md): configuration FP4SIM_WHATIF_FAULT fails inside the model, from the

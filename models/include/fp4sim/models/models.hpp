@@ -167,7 +167,12 @@ struct Mapping {
   // Tensor core: the kernel computes D^T = B . A^T (A and B swap roles, so that a large N fills the
   // instruction's 128 rows when M is small); D is stored transposed back.
   bool swap_ab = false;
-  std::string str() const;  // "tile_m=128 tile_n=64 tile_k=256 stages=4 raster=n" (+ " cores=N", " swap_ab")
+  // Loads carry an L2 no-allocate hint (TMA's .L2::cache_hint with an evict-first / no-allocate
+  // policy): fills pass through the L2 without staying, so the chip's L2 behaves as none. A kernel
+  // uses it when keeping lines would only evict what it reuses; whatif offers it when L2 grows from
+  // zero, so that more L2 is never slower than none.
+  bool l2_no_allocate = false;
+  std::string str() const;  // "tile_m=128 tile_n=64 tile_k=256 stages=4 raster=n" (+ " cores=N", " swap_ab", " l2_no_allocate")
 };
 
 struct Stats {
