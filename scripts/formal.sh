@@ -224,6 +224,10 @@ arith_script() {
     add_compose_nvfp4) top=$(arith_top "$id" chk_fp32_add_compose_nvfp4 miter_fp32_add_compose_nvfp4) ;;
     hif4_scale)   top=chk_hif4_scale files="$files $d/hif4_scale.sv $OUT/decode_ref.sv" ;;
     nvfp4_scale)  top=chk_nvfp4_scale files="$files $d/nvfp4_scale.sv $OUT/decode_ref.sv" ;;
+    nvfp4_scale_chain) top=chk_nvfp4_scale_chain files="$files $d/nvfp4_scale.sv rtl/formal/nvfp4_scale_steps.sv" ;;
+    nvfp4_scale_grp) top=chk_nvfp4_scale_grp files="$files rtl/formal/nvfp4_scale_steps.sv $OUT/decode_ref.sv" ;;
+    nvfp4_scale_add) top=chk_nvfp4_scale_add files="$files rtl/formal/nvfp4_scale_steps.sv" ;;
+    nvfp4_scale_fin) top=chk_nvfp4_scale_fin files="$files rtl/formal/nvfp4_scale_steps.sv" ;;
     k64_scale_ue4m3) top=chk_bs_k64_scale_ue4m3 files="$files $d/bs_k64_scale.sv $OUT/decode_ref.sv" ;;
     k64_scale_ue8m0) top=chk_bs_k64_scale_ue8m0 files="$files $d/bs_k64_scale.sv $OUT/decode_ref.sv" ;;
     add_hif4)     top=$(arith_top "$id" chk_fp32_add_hif4 miter_fp32_add_hif4)
@@ -290,6 +294,10 @@ arith_name() {
     add_compose_nvfp4) echo "stage references composed (TermW 49) == golden add_rn" ;;
     hif4_scale)   echo "hif4_scale == golden dot_ascend_hif4 group term and NaN" ;;
     nvfp4_scale)  echo "nvfp4_scale == golden exact sum of the four scaled group terms, zero sign, NaN" ;;
+    nvfp4_scale_chain) echo "nvfp4_scale == its four group steps and final sign / magnitude" ;;
+    nvfp4_scale_grp) echo "nvfp4_scale's group step from total 0 == golden group term, zero sign, NaN" ;;
+    nvfp4_scale_add) echo "nvfp4_scale's group step: step(total) == total + step(0)" ;;
+    nvfp4_scale_fin) echo "nvfp4_scale's final sign / magnitude == the 50-bit total's" ;;
     k64_scale_ue4m3) echo "bs_k64_scale (UE4M3, block 16) == golden bw_grouped_step's max_e and truncated sum t, NaN" ;;
     k64_scale_ue8m0) echo "bs_k64_scale (UE8M0, block 32) == golden bw_grouped_step's max_e and truncated sum t, NaN" ;;
   esac
@@ -299,7 +307,7 @@ arith_name() {
 ARITH=${ARITH:-"dot16 add_round_hif4 hif4_scale k64_sum_ue8m0 k64_sum_ue4m3
   pts_round add_prep_nvfp4 add_prep_hif4 rz_k64_ue4m3 rz_k64_ue8m0 rz_k32"}
 arith_needs_decode() {  # the proofs that read gen_decode_ref's golden decoders
-  case $1 in dot16* | hif4_scale | nvfp4_scale | k64_scale_*) return 0 ;; esac; return 1
+  case $1 in dot16* | hif4_scale | nvfp4_scale | nvfp4_scale_grp | k64_scale_*) return 0 ;; esac; return 1
 }
 need_decode_ref() {  # the E2M1 value table (dot16) comes from gen_decode_ref
   [ -s "$OUT/decode_ref.sv" ] || { [ -x "$GEN" ] && "$GEN" "$OUT/decode_ref.sv" >"$OUT/gen_decode_ref.log" 2>&1; }
