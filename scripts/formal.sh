@@ -342,7 +342,8 @@ add_prep_hif4#fp4sim_fp32_add_prep.sv#s/? EW'"'"'(-149) :/? EW'"'"'(-150) :/#sub
 add_round_nvfp4#fp4sim_fp32_add_round.sv#s/(rsh > 8'"'"'d1) ? ~({SW{1'"'"'b1}} << (rsh - 8'"'"'d1))/(rsh > 8'"'"'d2) ? ~({SW{1'"'"'b1}} << (rsh - 8'"'"'d2))/#sticky misses the bit just below the round bit
 pts_round#fp4sim_fp32_add_round.sv#s/(e_lead < EW'"'"'(-126)) ? EW'"'"'(-126)/(e_lead < EW'"'"'(-125)) ? EW'"'"'(-125)/#subnormal results at exponent -125
 hif4_scale#hif4_scale.sv#s/ - 10'"'"'d8;/ - 10'"'"'d7;/#term exponent off by one
-hif4_scale#hif4_scale.sv#s/assign nan_o   = ta.nan | tb.nan;/assign nan_o   = ta.nan;/#NaN of the B scale ignored'
+hif4_scale#hif4_scale.sv#s/assign nan_o   = ta.nan | tb.nan;/assign nan_o   = ta.nan;/#NaN of the B scale ignored
+nvfp4_scale_chain#nvfp4_scale.sv#s/ + TW'"'"'(sum_i\[g\*13+12\]);/;/#negative group terms without their +1 carry-in'
 if [ "$MUTANTS" != 0 ]; then
   need_decode_ref || fail_now "mutants: no decode reference ($GEN missing or failed)"
   n=0
