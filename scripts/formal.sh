@@ -224,6 +224,10 @@ arith_script() {
     add_compose_nvfp4) top=$(arith_top "$id" chk_fp32_add_compose_nvfp4 miter_fp32_add_compose_nvfp4) ;;
     hif4_scale)   top=chk_hif4_scale files="$files $d/hif4_scale.sv $OUT/decode_ref.sv" ;;
     nvfp4_scale)  top=chk_nvfp4_scale files="$files $d/nvfp4_scale.sv $OUT/decode_ref.sv" ;;
+    nvfp4_scale_chain) top=chk_nvfp4_scale_chain files="$files $d/nvfp4_scale.sv rtl/formal/nvfp4_scale_steps.sv" ;;
+    nvfp4_scale_grp) top=chk_nvfp4_scale_grp files="$files rtl/formal/nvfp4_scale_steps.sv $OUT/decode_ref.sv" ;;
+    nvfp4_scale_add) top=chk_nvfp4_scale_add files="$files rtl/formal/nvfp4_scale_steps.sv" ;;
+    nvfp4_scale_fin) top=chk_nvfp4_scale_fin files="$files rtl/formal/nvfp4_scale_steps.sv" ;;
     k64_scale_ue4m3) top=chk_bs_k64_scale_ue4m3 files="$files $d/bs_k64_scale.sv $OUT/decode_ref.sv" ;;
     k64_scale_ue8m0) top=chk_bs_k64_scale_ue8m0 files="$files $d/bs_k64_scale.sv $OUT/decode_ref.sv" ;;
     add_hif4)     top=$(arith_top "$id" chk_fp32_add_hif4 miter_fp32_add_hif4)
@@ -232,6 +236,18 @@ arith_script() {
                   files="$files $d/fp4sim_fp32_add_prep.sv $d/fp4sim_fp32_add_round.sv" ;;
     fix_add)      top=$(arith_top "$id" chk_fix_add_rne miter_fix_add_rne) files="$files $d/fp4sim_fix_add_rne.sv" ;;
   esac
+  if [ "$id" = nvfp4_scale_grp_split ]; then
+    # One sat per pair of scale significands (golden decoders' values; 256 cases, about 17 s each):
+    # each fixes the product mA * mB, where the whole lemma gets no answer. NVFP4_SIGS: a subset.
+    local a b sats=""
+    for a in ${NVFP4_SIGS:-$(seq 0 15)}; do for b in $(seq 0 15); do
+      sats="$sats
+          sat -set-assumes -set u_da.dec_o[3:0] 4'd$a -set u_db.dec_o[3:0] 4'd$b -verify -prove ok_o 1"
+    done; done
+    echo "read_verilog -sv -formal $files rtl/formal/nvfp4_scale_steps.sv $OUT/decode_ref.sv
+          hierarchy -check -top chk_nvfp4_scale_grp; proc; flatten; memory_map; opt$sats"
+    return
+  fi
   if [ -n "$aig" ]; then
     # The miter as an and-inverter graph for ABC (x bits, none expected, would become free inputs).
     echo "read_verilog -sv -formal $files rtl/formal/arith_ref.sv rtl/formal/arith_checks.sv rtl/formal/arith_miters.sv
@@ -290,6 +306,11 @@ arith_name() {
     add_compose_nvfp4) echo "stage references composed (TermW 49) == golden add_rn" ;;
     hif4_scale)   echo "hif4_scale == golden dot_ascend_hif4 group term and NaN" ;;
     nvfp4_scale)  echo "nvfp4_scale == golden exact sum of the four scaled group terms, zero sign, NaN" ;;
+    nvfp4_scale_chain) echo "nvfp4_scale == its four group steps and final sign / magnitude" ;;
+    nvfp4_scale_grp) echo "nvfp4_scale's group step from total 0 == golden group term, zero sign, NaN" ;;
+    nvfp4_scale_grp_split) echo "nvfp4_scale's group step from total 0 == golden group term, split by scale significands (${NVFP4_SIGS:-all})" ;;
+    nvfp4_scale_add) echo "nvfp4_scale's group step: step(total) == total + step(0)" ;;
+    nvfp4_scale_fin) echo "nvfp4_scale's final sign / magnitude == the 50-bit total's" ;;
     k64_scale_ue4m3) echo "bs_k64_scale (UE4M3, block 16) == golden bw_grouped_step's max_e and truncated sum t, NaN" ;;
     k64_scale_ue8m0) echo "bs_k64_scale (UE8M0, block 32) == golden bw_grouped_step's max_e and truncated sum t, NaN" ;;
   esac
@@ -299,7 +320,7 @@ arith_name() {
 ARITH=${ARITH:-"dot16 add_round_hif4 hif4_scale k64_sum_ue8m0 k64_sum_ue4m3
   pts_round add_prep_nvfp4 add_prep_hif4 rz_k64_ue4m3 rz_k64_ue8m0 rz_k32"}
 arith_needs_decode() {  # the proofs that read gen_decode_ref's golden decoders
-  case $1 in dot16* | hif4_scale | nvfp4_scale | k64_scale_*) return 0 ;; esac; return 1
+  case $1 in dot16* | hif4_scale | nvfp4_scale | nvfp4_scale_grp* | k64_scale_*) return 0 ;; esac; return 1
 }
 need_decode_ref() {  # the E2M1 value table (dot16) comes from gen_decode_ref
   [ -s "$OUT/decode_ref.sv" ] || { [ -x "$GEN" ] && "$GEN" "$OUT/decode_ref.sv" >"$OUT/gen_decode_ref.log" 2>&1; }
@@ -334,7 +355,8 @@ add_prep_hif4#fp4sim_fp32_add_prep.sv#s/? EW'"'"'(-149) :/? EW'"'"'(-150) :/#sub
 add_round_nvfp4#fp4sim_fp32_add_round.sv#s/(rsh > 8'"'"'d1) ? ~({SW{1'"'"'b1}} << (rsh - 8'"'"'d1))/(rsh > 8'"'"'d2) ? ~({SW{1'"'"'b1}} << (rsh - 8'"'"'d2))/#sticky misses the bit just below the round bit
 pts_round#fp4sim_fp32_add_round.sv#s/(e_lead < EW'"'"'(-126)) ? EW'"'"'(-126)/(e_lead < EW'"'"'(-125)) ? EW'"'"'(-125)/#subnormal results at exponent -125
 hif4_scale#hif4_scale.sv#s/ - 10'"'"'d8;/ - 10'"'"'d7;/#term exponent off by one
-hif4_scale#hif4_scale.sv#s/assign nan_o   = ta.nan | tb.nan;/assign nan_o   = ta.nan;/#NaN of the B scale ignored'
+hif4_scale#hif4_scale.sv#s/assign nan_o   = ta.nan | tb.nan;/assign nan_o   = ta.nan;/#NaN of the B scale ignored
+nvfp4_scale_chain#nvfp4_scale.sv#s/ + TW'"'"'(sum_i\[g\*13+12\]);/;/#negative group terms without their +1 carry-in'
 if [ "$MUTANTS" != 0 ]; then
   need_decode_ref || fail_now "mutants: no decode reference ($GEN missing or failed)"
   n=0
