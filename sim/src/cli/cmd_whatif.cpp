@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -504,10 +505,27 @@ int cmd_whatif(const Invocation& inv) {
   std::optional<size_t> fault_at;
   if (const char* f = std::getenv("FP4SIM_WHATIF_FAULT"))
     fault_at = static_cast<size_t>(parse_uint("FP4SIM_WHATIF_FAULT", f, 0, configs.size() - 1));
-  // The mapping each configuration ran with (those run by this process).
+  // The mapping each configuration chose (tried: it ran in this process, or was re-run here).
+  // A configuration with more of one resource than the one before it is also offered that one's
+  // choice. So that the choice never depends on which process or shard ran the previous row (same
+  // bits for any rank count, shard size or resume), a row whose predecessor ran elsewhere first
+  // re-runs the chain of predecessors that offer to each other, here.
   std::vector<std::optional<fm::Mapping>> chosen(configs.size());
-  job.run = [&](size_t i) {
-    const Config& c = configs[i];
+  std::vector<char> tried(configs.size(), 0);
+  const auto options_for = [&](size_t i, std::function<void(double)> progress) {
+    fm::RunOptions o;
+    o.timing = timing;
+    o.progress = std::move(progress);
+    if (i > 0 && chosen[i - 1] && more_of_one_resource(configs[i - 1], configs[i])) {
+      fm::Mapping prev = *chosen[i - 1];
+      if (!prev.cores) prev.cores = configs[i - 1].p.cores;
+      // From no L2 to some: the same kernel with loads that do not allocate in L2 runs as before.
+      if (configs[i - 1].p.l2_bytes == 0 && configs[i].p.l2_bytes > 0) prev.l2_no_allocate = true;
+      o.also.push_back(prev);
+    }
+    return o;
+  };
+  const auto workload_for = [&](const Config& c) {
     fm::Workload w;
     w.cfg = mma_config_for(c.format);
     w.model = w.cfg.model;
@@ -515,15 +533,25 @@ int cmd_whatif(const Invocation& inv) {
     w.N = c.N;
     w.K = c.K;
     w.timing_only = true;
-    fm::RunOptions o;
-    o.timing = timing;
-    if (i > 0 && chosen[i - 1] && more_of_one_resource(configs[i - 1], c)) {
-      fm::Mapping prev = *chosen[i - 1];
-      if (!prev.cores) prev.cores = configs[i - 1].p.cores;
-      // From no L2 to some: the same kernel with loads that do not allocate in L2 runs as before.
-      if (configs[i - 1].p.l2_bytes == 0 && c.p.l2_bytes > 0) prev.l2_no_allocate = true;
-      o.also.push_back(prev);
+    return w;
+  };
+  const auto settle = [&](size_t j) {  // chosen[j] as a run of every row in order would leave it
+    if (tried[j]) return;
+    size_t s = j;
+    while (s > 0 && !tried[s - 1] && more_of_one_resource(configs[s - 1], configs[s])) --s;
+    for (size_t k = s; k <= j; ++k) {
+      tried[k] = 1;
+      if (fault_at && *fault_at == k) continue;  // that row fails wherever it runs
+      try {
+        chosen[k] = fm::run(configs[k].p, workload_for(configs[k]), options_for(k, [](double) {})).stats.mapping;
+      } catch (const std::exception&) {  // that row's own run reports it
+      }
     }
+  };
+  job.run = [&](size_t i) {
+    const Config& c = configs[i];
+    if (i > 0 && more_of_one_resource(configs[i - 1], c)) settle(i - 1);
+    const fm::Workload w = workload_for(c);
     // Test hook (docs/whatif.md): configuration FP4SIM_WHATIF_FAULT fails inside the model, from the
     // progress callback that a cycle simulation calls from its store unit (analytic: after the run).
     const bool fault = fault_at && *fault_at == i;
@@ -532,10 +560,11 @@ int cmd_whatif(const Invocation& inv) {
       faulted = true;
       throw std::runtime_error("whatif: fault injected at configuration " + std::to_string(i) + " (FP4SIM_WHATIF_FAULT)");
     };
-    o.progress = [&](double f) {
+    const fm::RunOptions o = options_for(i, [&](double f) {
       if (fault && !faulted) inject();
       maybe_print(done, f);
-    };
+    });
+    tried[i] = 1;
     Row r{c, std::nullopt, {}};
     // Any error of one configuration (a mapping that does not fit, a runtime error inside the
     // simulation) becomes its row's error; the model unwinds a failed job, so the next rows run.
