@@ -120,6 +120,8 @@ bool fits(const Params& p, const Shape& s, const Mapping& m, Geometry& g, std::s
   FP4SIM_NEED(!m.swap_ab || (p.engine == EngineKind::TensorCore && !s.out_block),
               "swap_ab needs the tensor core without an output quantize unit (its blocks run along N)");
   FP4SIM_NEED(m.cores >= 0 && m.cores <= p.cores, "the mapping's cores exceed the chip's");
+  FP4SIM_NEED(p.engine != EngineKind::TensorCore || p.cluster_sms <= (m.cores ? m.cores : p.cores),
+              "cluster_sms exceeds the cores the kernel runs on");
   FP4SIM_NEED(m.tile_k % static_cast<int64_t>(s.gran) == 0, "tile_k must be a multiple of " + std::to_string(s.gran));
   if (s.out_block) FP4SIM_NEED(m.tile_n % static_cast<int64_t>(s.out_block) == 0, "tile_n must be a multiple of the output block");
   g.tiles_m = ceil_div(s.M, static_cast<size_t>(m.tile_m));

@@ -70,8 +70,13 @@ bool fits(const Params& p, const Shape& s, const Mapping& m, Geometry& g, std::s
 // Every mapping that fits, honouring the pinned parts of p (throws if none does).
 std::vector<Mapping> candidates(const Params& p, const Shape& s);
 
-// Cores a mapping runs on.
-inline int64_t grid_of(const Params& p, const Mapping& m) { return m.cores ? m.cores : p.cores; }
+// Cores a mapping runs on: its grid, in whole clusters (a cluster launches only whole; `fits`
+// rejects a cluster larger than the grid).
+inline int64_t grid_of(const Params& p, const Mapping& m) {
+  const int64_t g = m.cores ? m.cores : p.cores;
+  const int64_t c = p.engine == EngineKind::TensorCore && p.cluster_sms > 1 ? p.cluster_sms : 1;
+  return g >= c ? g / c * c : g;
+}
 
 // The analytic (closed-form, per tile) estimate of one mapping.
 Stats analytic(const Params& p, const Shape& s, const Mapping& m);

@@ -98,6 +98,8 @@ constexpr Key kKeys[] = {
      true, 0},
     {"out_dtype", "", "D's stored type without a quantize unit: fp32, bf16, fp16, fp8", nullptr, 0, 0, true, true, 3},
     {"swap_ab", "", "compute D^T = B . A^T: auto (mapper), off, on", nullptr, 0, 0, true, false, 4},
+    {"cluster_sms", "SMs", "SMs per thread-block cluster; the kernel runs on whole clusters only", &Params::cluster_sms, 1,
+     16, true, false, 0},
 };
 
 bool applies(const Key& k, EngineKind e) { return e == EngineKind::TensorCore ? k.tc : k.cube; }
@@ -134,11 +136,12 @@ Params default_params(EngineKind e) {
   // points they were fitted on: "Calibration").
   p.out_dtype = OutDtype::Bf16;  // what the public GEMMs of kernels.csv store
   p.swap_ab = SwapAb::Auto;
+  p.cluster_sms = 1;  // the mapper's kernel: one-SM CTAs, no cluster
   if (e == EngineKind::TensorCore) {
     p.clock_mhz = 1856;      // the tensor clock the dense FP4 peak implies
-    p.clock_fp4_mhz = 900;   // fitted: sustained NVFP4 / MXFP4 rate of the large CUTLASS GEMMs
-    p.clock_fp8_mhz = 1400;  // fitted: sustained MXFP8 rate
-    p.launch_ns = 3000;      // fitted: launch + prologue of a CUTLASS / flashinfer GEMM
+    p.clock_fp4_mhz = 1050;  // fitted: sustained NVFP4 / MXFP4 rate of the CUTLASS GEMMs
+    p.clock_fp8_mhz = 1300;  // fitted: sustained MXFP8 rate
+    p.launch_ns = 1000;      // fitted: launch + prologue as a profiler's kernel duration shows it
   } else {
     p.clock_mhz = 1800;      // cube_freq of CANN's Ascend910B2.ini
     p.clock_fp4_mhz = 1800;  // no sign of a lower sustained clock (0.89 of the FP16 peak measured)

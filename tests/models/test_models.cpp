@@ -946,6 +946,34 @@ TEST(Kernel, LaunchAddsExactlyItsCycles) {
     }
 }
 
+TEST(Kernel, ClusterRunsWholeClustersOnly) {
+  // 4 tiles of 128 x 256 x 4096 on 4 SMs, loads ample: a tile is 64 instructions of
+  // ceil(128 x 256 / 256) = 128 cycles = 8192 compute cycles. In clusters of 1, 2 or 4 SMs all 4
+  // SMs run and the job is one wave (under two tiles' time); in clusters of 3 only one cluster
+  // launches, so 3 SMs run, one of them two tiles back to back (at least 2 x 8192 cycles), and the
+  // fourth SM gets no tile for the whole job. A cluster larger than the chip does not launch.
+  const fm::Workload w = timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, 128, 1024, 4096);
+  for (fm::Timing t : {fm::Timing::Analytic, fm::Timing::Cycle}) {
+    const auto run = [&](const char* cluster) {
+      return fm::run(tc_params({{"cores", "4"}, {"tile_n", "256"}, {"cluster_sms", cluster},
+                                {"l2_bytes_per_cycle", "65536"}, {"core_load_bytes_per_cycle", "512"}}),
+                     w, mode(t)).stats;
+    };
+    for (const char* c : {"1", "2", "4"}) {
+      const fm::Stats s = run(c);
+      EXPECT_GE(s.cycles, 8192u) << c << " " << fm::timing_name(t);
+      EXPECT_LT(s.cycles, 2u * 8192u) << c << " " << fm::timing_name(t);
+      EXPECT_EQ(s.compute_cycles, 4u * 8192u) << c;
+    }
+    const fm::Stats three = run("3");
+    EXPECT_GE(three.cycles, 2u * 8192u) << fm::timing_name(t);
+    EXPECT_EQ(three.compute_cycles, 4u * 8192u);
+    EXPECT_GE(three.stall("no_tile"), three.cycles) << fm::timing_name(t);
+    EXPECT_GT(three.cycles, run("1").cycles);
+    EXPECT_THROW(run("5"), std::invalid_argument);
+  }
+}
+
 TEST(Kernel, OutputTypeSetsTheStoredBytes) {
   // D stored as FP32 / BF16 / FP16 / FP8: 4 / 2 / 2 / 1 bytes per element, to the core's store link,
   // the L2 and HBM; a narrower D never makes the job slower.

@@ -32,7 +32,8 @@ namespace po = boost::program_options;
 
 constexpr const char* kUsage =
     "calibrate [--engine tensor-core|cube|both] [--data FILE.csv] [--timing analytic|cycle]\n"
-    "           [--param KEY=VALUE ...] [--config FILE.json] [--max-mean-error PCT] [--json OUT] [--force]";
+    "           [--param KEY=VALUE ...] [--config FILE.json] [--harness METHOD=NS ...] [--max-mean-error PCT]\n"
+    "           [--json OUT] [--force]";
 
 #ifdef FP4SIM_HAVE_MODELS
 namespace fm = fp4sim::models;
@@ -58,7 +59,7 @@ std::string chip_list() {
 // One row of the table, as read.
 struct Point {
   size_t line = 0;
-  std::string id, chip, format, kernel, unit, out_dtype, source, conditions;
+  std::string id, chip, format, kernel, unit, out_dtype, source, conditions, timing, kernel_params;
   uint64_t m = 0, n = 0, k = 0;
   double measured = 0;  // in `unit`
   const Chip* c = nullptr;
@@ -75,6 +76,24 @@ struct Proxy {
   bool fp16_cube = false;  // the cube's FP16-equivalent: pe_k 16, operand bytes scaled by 9/32
   std::string what;        // for the table
 };
+// How a benchmark timed the kernel, and what that adds to the kernel's own time (launch_ns covers
+// the kernel itself: launch to the last store, as a profiler's kernel duration shows it). The
+// graph default is fitted (docs/models.md, "Calibration"); --harness METHOD=NS sets one.
+struct Harness {
+  std::string_view method, what;
+  double ns;
+};
+constexpr Harness kHarnesses[] = {
+    {"kernel", "kernel duration from a profiler (CUPTI, nsys): nothing added", 0},
+    {"graph", "CUDA graph replays timed by CUDA events, per launch: the gap between graph nodes", 1250},
+};
+
+std::string harness_list() {
+  std::string s;
+  for (const Harness& h : kHarnesses) s += (s.empty() ? "" : ", ") + std::string(h.method);
+  return s;
+}
+
 std::optional<Proxy> proxy_for(const Point& p) {
   if (p.c->engine == EngineKind::TensorCore) {
     if (p.format == "nvfp4") return Proxy{BlockFormat::Nvfp4, false, "nvfp4"};
@@ -98,6 +117,17 @@ void apply_fp16_cube(fm::Params& p) {
   for (int64_t* v : {&p.dram_bytes_per_cycle, &p.l2_bytes, &p.l2_bytes_per_cycle, &p.core_load_bytes_per_cycle,
                      &p.l1_bytes, &p.l0a_bytes, &p.l0b_bytes, &p.mte1_bytes_per_cycle, &p.scale_buffer_bytes})
     *v = std::max<int64_t>(1, *v * 9 / 32);
+}
+
+// A point's kernel_params: space-separated KEY=VALUE model parameters that pin what the measured
+// kernel fixes in its source (its tile shape, cluster), applied over the run's parameters.
+void apply_kernel_params(fm::Params& p, const std::string& text) {
+  std::istringstream in(text);
+  for (std::string kv; in >> kv;) {
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) throw std::invalid_argument("expected KEY=VALUE, got '" + kv + "'");
+    fm::set_param(p, kv.substr(0, eq), kv.substr(eq + 1));
+  }
 }
 
 // RFC 4180 fields of one line (quotes allowed, doubled quotes inside them). Throws on an unclosed quote.
@@ -146,7 +176,7 @@ uint64_t parse_dim(const std::string& where, const std::string& col, const std::
 // extra ones ignored), then one point per line. Every error names the file and line.
 std::vector<Point> parse_table(const std::string& text, const std::string& name) {
   constexpr std::string_view kRequired[] = {"id", "chip", "format", "m", "n", "k", "measured", "unit"};
-  constexpr std::string_view kOptional[] = {"kernel", "out_dtype", "source", "conditions"};
+  constexpr std::string_view kOptional[] = {"kernel", "out_dtype", "source", "conditions", "timing", "kernel_params"};
   std::vector<Point> points;
   std::vector<std::string> head;
   std::istringstream in(text);
@@ -204,6 +234,21 @@ std::vector<Point> parse_table(const std::string& text, const std::string& name)
         p.out_dtype = v;
       }
       else if (o == "source") p.source = v;
+      else if (o == "timing") {
+        if (!v.empty() && std::none_of(std::begin(kHarnesses), std::end(kHarnesses),
+                                       [&](const Harness& h) { return h.method == v; }))
+          throw std::runtime_error(where + ": timing must be empty or one of " + harness_list() + ", got '" + v + "'");
+        p.timing = v;
+      }
+      else if (o == "kernel_params") {
+        p.kernel_params = v;
+        fm::Params probe = fm::default_params(p.c->engine);
+        try {
+          apply_kernel_params(probe, v);
+        } catch (const std::exception& e) {
+          throw std::runtime_error(where + ": kernel_params: " + e.what());
+        }
+      }
       else p.conditions = v;
     }
     points.push_back(std::move(p));
@@ -218,6 +263,7 @@ struct Outcome {
   std::string model_format;  // what the model ran ("" when unsupported)
   std::optional<double> model_us;
   std::string note;  // "not supported by the model" / the model's error / the mapping
+  double harness_us = 0;  // of model_us: what the point's timing method adds
   double error_pct() const { return (*model_us - p->measured_us()) / p->measured_us() * 100.0; }
 };
 
@@ -257,6 +303,9 @@ int cmd_calibrate(const Invocation& inv) {
       ("data", po::value<std::string>()->value_name("FILE"),
        "table of measured points (default: models/calibration/kernels.csv, built in)")
       ("timing", po::value<std::string>()->value_name("T"), "analytic (default) or cycle")
+      ("harness", po::value<std::vector<std::string>>()->value_name("METHOD=NS")->composing(),
+       "what a timing method adds to the kernel's time, in ns (repeatable; methods: kernel, graph; "
+       "defaults 0, 1250)")
       ("max-mean-error", po::value<std::string>()->value_name("PCT"),
        "exit 1 when the mean |error| of the points run exceeds PCT percent")
       ("json", po::value<std::string>()->value_name("OUT"), "also write every point and the summary as JSON")
@@ -289,6 +338,28 @@ int cmd_calibrate(const Invocation& inv) {
     max_mean = v;
   }
   if (vm["force"].as<bool>() && !vm.count("json")) throw UsageError("--force: only applies to --json OUT");
+  std::vector<std::pair<std::string, double>> harness_ns;
+#ifdef FP4SIM_HAVE_MODELS
+  for (const Harness& h : kHarnesses) harness_ns.emplace_back(std::string(h.method), h.ns);
+  if (vm.count("harness"))
+    for (const std::string& t : vm["harness"].as<std::vector<std::string>>()) {
+      const size_t eq = t.find('=');
+      const std::string key = eq == std::string::npos ? t : t.substr(0, eq);
+      const auto it = std::find_if(harness_ns.begin(), harness_ns.end(), [&](const auto& h) { return h.first == key; });
+      if (it == harness_ns.end()) throw UsageError("--harness: unknown timing method '" + key + "' (one of " + harness_list() + ")");
+      const std::string v = eq == std::string::npos ? "" : t.substr(eq + 1);
+      size_t used = 0;
+      double ns = -1;
+      try {
+        ns = std::stod(v, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (v.empty() || used != v.size() || !std::isfinite(ns) || ns < 0)
+        throw UsageError("--harness: expected METHOD=NS with NS >= 0, got '" + t + "'");
+      it->second = ns;
+    }
+#endif
 #ifndef FP4SIM_HAVE_MODELS
   (void)max_mean;
   throw std::runtime_error("fp4sim was built without the SystemC models (configure with FP4SIM_SYSTEMC=ON)");
@@ -335,6 +406,7 @@ int cmd_calibrate(const Invocation& inv) {
     if (proxy->fp16_cube) apply_fp16_cube(prm);
     // The point's output type when it states one (else the parameters' out_dtype).
     if (!pt.out_dtype.empty()) fm::set_param(prm, "out_dtype", pt.out_dtype);
+    apply_kernel_params(prm, pt.kernel_params);  // validated when the table was read
     fm::Workload w;
     w.cfg = mma_config_for(proxy->format);
     w.model = w.cfg.model;
@@ -350,8 +422,15 @@ int cmd_calibrate(const Invocation& inv) {
                    static_cast<unsigned long long>(pt.k));
     try {
       const fm::Stats s = fm::run(prm, w, ro).stats;
-      o.model_us = s.time_us();  // at the sustained clock of the point's operand kind
-      o.note = s.mapping.str();
+      // At the sustained clock of the point's operand kind, plus what the benchmark's timing method adds.
+      double add_ns = 0;
+      for (const auto& [m, ns] : harness_ns)
+        if (m == pt.timing) add_ns = ns;
+      o.model_us = s.time_us() + add_ns / 1000.0;
+      o.harness_us = add_ns / 1000.0;
+      o.note = s.mapping.str() + (prm.cluster_sms > 1 && prm.engine == EngineKind::TensorCore
+                                      ? " cluster_sms=" + std::to_string(prm.cluster_sms)
+                                      : "");
     } catch (const std::exception& e) {
       // One point the model cannot run (a shape it rejects, a runtime failure) is a row, not the end.
       o.note = std::string("model error: ") + e.what();
@@ -384,6 +463,8 @@ int cmd_calibrate(const Invocation& inv) {
       e["measured_us"] = o.p->measured_us();
       e["model_us"] = o.model_us ? io::Json(*o.model_us) : io::Json(nullptr);
       e["error_pct"] = o.model_us ? io::Json(o.error_pct()) : io::Json(nullptr);
+      e["timing_method"] = o.p->timing;
+      e["harness_us"] = o.harness_us;
       e["note"] = o.note;
       e["source"] = o.p->source;
       j["points"].push_back(e);
@@ -409,7 +490,8 @@ int cmd_calibrate(const Invocation& inv) {
     cells.push_back({o.p->id, o.p->chip, o.p->format, o.model_format.empty() ? "-" : o.model_format,
                      std::to_string(o.p->m), std::to_string(o.p->n), std::to_string(o.p->k),
                      o.model_us ? fmt_num("%.2f", *o.model_us) : "-", fmt_num("%.2f", o.p->measured_us()),
-                     o.model_us ? fmt_num("%+.1f", o.error_pct()) : "-", o.note});
+                     o.model_us ? fmt_num("%+.1f", o.error_pct()) : "-",
+                     (o.p->timing.empty() ? std::string() : o.p->timing + " +" + fmt_num("%.2f", o.harness_us) + " us; ") + o.note});
   std::cout << "fp4sim calibrate: " << name << ", " << fm::timing_name(timing) << " timing\n";
   print_table(std::cout, {"id", "chip", "format", "model", "m", "n", "k", "model_us", "measured_us", "error_%", "note"},
               cells, 4);

@@ -137,6 +137,10 @@ struct Params {
   int64_t launch_ns = 0;        // per-kernel launch + prologue before the first load
   OutDtype out_dtype = OutDtype::Fp32;  // D's stored type (no quantize unit)
   SwapAb swap_ab = SwapAb::Auto;        // tensor core: whether the mapper may / must swap A and B
+  // Tensor core: SMs per thread-block cluster (cta_group::2 pairs and TMA-multicast groups run as
+  // clusters). A cluster launches only whole, so floor(cores / cluster_sms) x cluster_sms SMs run
+  // the kernel (148 SMs in clusters of 16: 144).
+  int64_t cluster_sms = 1;
 };
 
 Params default_params(EngineKind e);  // a B200-class SM / a 910-class AI core (docs/models.md)
