@@ -58,6 +58,10 @@ Shape make_shape(Params& p, const Workload& w) {
           std::to_string(d.min) + " to " + std::to_string(d.max) + ")");
   }
   if (!p.pipeline_depth) p.pipeline_depth = rtl_pipeline_depth(p.engine, w.cfg);
+  if (p.engine == EngineKind::TensorCore && p.cta_group == 2) {
+    pair_cores(p);
+    s.mma_m = 256;
+  }
   // The job runs at the sustained clock of its operand kind; every per-cycle parameter is stated at
   // clock_mhz. On-chip rates and latencies scale with the clock; HBM's bytes per second and its
   // latency in nanoseconds do not, so per cycle of the slower clock HBM delivers more bytes and
@@ -97,6 +101,30 @@ Shape make_shape(Params& p, const Workload& w) {
   return s;
 }
 
+void pair_cores(Params& p) {
+  if (p.cores < 2) bad("tensor-core: cta_group=2 needs at least 2 cores (a pair)");
+  // cluster_sms 1: the pair is the cluster.
+  if (p.cluster_sms > 1 && p.cluster_sms % 2)
+    bad("tensor-core: cta_group=2 needs cluster_sms 1 or even (a pair runs inside one cluster)");
+  if (p.tile_m && p.tile_m != 256) bad("tensor-core: cta_group=2 runs tile_m=256 (the pair's instruction M)");
+  p.cores /= 2;
+  p.cluster_sms = std::max<int64_t>(1, p.cluster_sms / 2);
+  for (int64_t* v : {&p.dot_lanes, &p.core_load_bytes_per_cycle, &p.core_store_bytes_per_cycle, &p.smem_bytes,
+                     &p.smem_read_bytes_per_cycle, &p.tmem_cp_bytes_per_cycle, &p.tmem_ld_bytes_per_cycle})
+    *v *= 2;
+}
+
+void stats_in_sms(Stats& st, int64_t sms) {
+  const uint64_t pairs = static_cast<uint64_t>(st.cores);
+  const uint64_t odd = static_cast<uint64_t>(sms) - 2 * pairs;  // an SM without a partner idles
+  st.compute_cycles *= 2;
+  for (auto& [cause, v] : st.stalls) v = 2 * v + (cause == "no_tile" ? odd * st.cycles : 0);
+  st.peak_macs_per_cycle *= static_cast<double>(sms) / static_cast<double>(2 * pairs);
+  st.compute_roofline_cycles = static_cast<double>(st.macs) / st.peak_macs_per_cycle;
+  st.cores = sms;
+  st.mapping.cores *= 2;
+}
+
 Tile Geometry::tile(const Shape& s, const Mapping& m, size_t i) const {
   const size_t mt = m.raster == Raster::AlongM ? i % tiles_m : i / tiles_n;
   const size_t nt = m.raster == Raster::AlongM ? i / tiles_m : i % tiles_n;
@@ -129,10 +157,11 @@ bool fits(const Params& p, const Shape& s, const Mapping& m, Geometry& g, std::s
   g.ksteps = ceil_div(s.K, static_cast<size_t>(m.tile_k));
   const uint64_t kt = static_cast<uint64_t>(m.tile_k);
   if (p.engine == EngineKind::TensorCore) {
-    FP4SIM_NEED(m.tile_m == 128, "tile_m must be 128 (the instruction M)");
+    FP4SIM_NEED(m.tile_m == static_cast<int64_t>(s.mma_m),
+                "tile_m must be " + std::to_string(s.mma_m) + " (the instruction M)");
     FP4SIM_NEED(m.tile_n % 8 == 0 && m.tile_n <= 256, "tile_n must be 8..256, a multiple of 8 (the instruction N)");
     FP4SIM_NEED(m.stages >= 1, "at least one SMEM stage");
-    const uint64_t stage = s.operand_bytes(128, kt) + s.operand_bytes(static_cast<uint64_t>(m.tile_n), kt);
+    const uint64_t stage = s.operand_bytes(s.mma_m, kt) + s.operand_bytes(static_cast<uint64_t>(m.tile_n), kt);
     FP4SIM_NEED(stage * static_cast<uint64_t>(m.stages) <= static_cast<uint64_t>(p.smem_bytes),
          std::to_string(m.stages) + " stages of " + std::to_string(stage) + " B exceed smem_bytes");
     // TMEM: two scale-factor slots (SFA one column group, SFB one per 128 rows of B; four 8-bit
@@ -214,11 +243,11 @@ std::vector<Mapping> candidates(const Params& p, const Shape& s) {
     for (int64_t n : ns)
       for (int64_t kt : pow2_multiples(gran, kmax, p.tile_k))
         for (Raster r : rasters) {
-          Mapping m{p.tile_m ? p.tile_m : 128, n, kt, 0, 0, r, 0, swap};
+          Mapping m{p.tile_m ? p.tile_m : static_cast<int64_t>(s.mma_m), n, kt, 0, 0, r, 0, swap};
           if (p.stages) {
             m.stages = p.stages;
           } else {  // as many stages as fit, up to 8 (more prefetch never hurts)
-            const uint64_t stage = s.operand_bytes(128, static_cast<uint64_t>(kt)) +
+            const uint64_t stage = s.operand_bytes(s.mma_m, static_cast<uint64_t>(kt)) +
                                    s.operand_bytes(static_cast<uint64_t>(n), static_cast<uint64_t>(kt));
             m.stages = std::min<int64_t>(8, static_cast<int64_t>(static_cast<uint64_t>(p.smem_bytes) / stage));
             m.stages = std::max<int64_t>(m.stages, 1);
@@ -325,9 +354,9 @@ Stats analytic(const Params& p, const Shape& s0, const Mapping& m) {
   double xfer_bytes = 0, consume = 0, slots = 0, steps = 0, compute = 0;
   uint64_t instr = 0;
   if (tc) {
-    // 128 rows (the instruction M) and N padded to the instruction's multiple of 8.
-    const uint64_t per_instr = ceil_div(128 * round_up(cols, 8), static_cast<uint64_t>(p.dot_lanes));
-    const uint64_t read = ceil_div(static_cast<uint64_t>(std::ceil(static_cast<double>((128 + cols) * s.kin) * s.eb)),
+    // The instruction's rows (128, a pair's 256) whatever M is, and N padded to its multiple of 8.
+    const uint64_t per_instr = ceil_div(s.mma_m * round_up(cols, 8), static_cast<uint64_t>(p.dot_lanes));
+    const uint64_t read = ceil_div(static_cast<uint64_t>(std::ceil(static_cast<double>((s.mma_m + cols) * s.kin) * s.eb)),
                                    static_cast<uint64_t>(p.smem_read_bytes_per_cycle));
     const double cp = static_cast<double>(ceil_div((rows + cols) * (kt / s.block) * s.sb,
                                                    static_cast<uint64_t>(p.tmem_cp_bytes_per_cycle)));
@@ -476,15 +505,40 @@ std::vector<MapChoice> rank(const Params& p, const Shape& s, const std::vector<M
 
 namespace fp4sim::models {
 
+namespace {
+bool is_pair(const Params& p) { return p.engine == EngineKind::TensorCore && p.cta_group == 2; }
+}  // namespace
+
 std::vector<MapChoice> rank_mappings(const Params& p0, const Workload& w) {
   Params p = p0;
   const detail::Shape s = detail::make_shape(p, w);
-  return detail::rank(p, s);
+  std::vector<MapChoice> v = detail::rank(p, s);
+  if (is_pair(p0))
+    for (MapChoice& c : v) {
+      detail::stats_in_sms(c.estimate, p0.cores);
+      c.mapping = c.estimate.mapping;
+    }
+  return v;
 }
+
+namespace {
+Result run_in_cores(const Params& p, const detail::Shape& s, const Workload& w, const RunOptions& o);
+}  // namespace
 
 Result run(const Params& p0, const Workload& w, const RunOptions& o) {
   Params p = p0;
   const detail::Shape s = detail::make_shape(p, w);
+  if (!is_pair(p0)) return run_in_cores(p, s, w, o);
+  // A pair is one core of the model: grids of the extra candidates in pairs, the statistics in SMs.
+  RunOptions po = o;
+  for (Mapping& m : po.also) m.cores /= 2;
+  Result r = run_in_cores(p, s, w, po);
+  detail::stats_in_sms(r.stats, p0.cores);
+  return r;
+}
+
+namespace {
+Result run_in_cores(const Params& p, const detail::Shape& s, const Workload& w, const RunOptions& o) {
   const std::vector<MapChoice> ranked = detail::rank(p, s, o.also);
   Result r;
   if (!w.timing_only) {
@@ -578,5 +632,6 @@ Result run(const Params& p0, const Workload& w, const RunOptions& o) {
   r.stats.mappings_evaluated = n;
   return r;
 }
+}  // namespace
 
 }  // namespace fp4sim::models

@@ -32,6 +32,7 @@ struct Shape {
   uint64_t d_bytes = 4;    // bytes of one D element without a quantize unit (out_dtype)
   double clock_mhz = 0;    // the sustained clock of this job's operand kind: the cycles' unit
   uint64_t launch = 0;     // launch + prologue cycles (launch_ns at clock_mhz)
+  uint64_t mma_m = 128;    // tensor core: the instruction's rows (256 for a cta_group::2 pair)
   // Tensor core: the epilogue's registers -> SMEM staging of one tile before the TMA store.
   uint64_t smem_stage(const Params& p, uint64_t rows, uint64_t cols) const;
   // Bytes of `rows` x `k` operand elements and their scales.
@@ -47,8 +48,19 @@ inline Shape for_mapping(const Shape& s, const Mapping& m) {
 }
 
 // Validates the workload and the parameters (std::invalid_argument, one line) and resolves the
-// parameters' automatic values (pipeline depth from the RTL unit).
+// parameters' automatic values (pipeline depth from the RTL unit). With cta_group = 2 the cores of p
+// become pairs (pair_cores below).
 Shape make_shape(Params& p, const Workload& w);
+
+// cta_group::2: a pair of SMs runs one 256-row MMA; each SM holds its 128 rows of A and D in its
+// SMEM and TMEM and loads half of B, which the pair's MMA reads from both SMs. The models run the pair
+// as one core with twice an SM's dot lanes, load / store links, SMEM and its ports, and a 256-row
+// instruction: per SM that is the same MMA time (128 rows each), A of its own rows, B halved.
+// Clusters count pairs (cluster_sms 1, the pair alone, or even). Throws std::invalid_argument otherwise.
+void pair_cores(Params& p);
+// Statistics of a pair run back in SMs: cores, core-cycles (compute, stalls; an odd SM out idles),
+// peak and a mapping's grid. `sms` is the chip's SM count.
+void stats_in_sms(Stats& st, int64_t sms);
 
 // One tile's extent.
 struct Tile {

@@ -100,6 +100,8 @@ constexpr Key kKeys[] = {
     {"swap_ab", "", "compute D^T = B . A^T: auto (mapper), off, on", nullptr, 0, 0, true, false, 4},
     {"cluster_sms", "SMs", "SMs per thread-block cluster; the kernel runs on whole clusters only", &Params::cluster_sms, 1,
      16, true, false, 0},
+    {"cta_group", "SMs", "SMs per MMA: 1, or 2 (a cta_group::2 pair: 256-row instruction, B split over the pair)",
+     &Params::cta_group, 1, 2, true, false, 0},
 };
 
 bool applies(const Key& k, EngineKind e) { return e == EngineKind::TensorCore ? k.tc : k.cube; }
@@ -137,6 +139,7 @@ Params default_params(EngineKind e) {
   p.out_dtype = OutDtype::Bf16;  // what the public GEMMs of kernels.csv store
   p.swap_ab = SwapAb::Auto;
   p.cluster_sms = 1;  // the mapper's kernel: one-SM CTAs, no cluster
+  p.cta_group = 1;
   if (e == EngineKind::TensorCore) {
     p.clock_mhz = 1856;      // the tensor clock the dense FP4 peak implies
     p.clock_fp4_mhz = 1050;  // fitted: sustained NVFP4 / MXFP4 rate of the CUTLASS GEMMs

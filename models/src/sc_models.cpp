@@ -832,16 +832,17 @@ class TensorCoreSm : public CoreShell {
       }
       const Shape& s = *g_job.s;
       const uint64_t n = op.tile.cols;
-      // The instruction's N is a multiple of 8: a narrower tile computes its padded columns.
-      const uint64_t compute = ceil_div(128 * round_up(n, 8), static_cast<uint64_t>(g_job.p->dot_lanes));
-      const uint64_t opnd = static_cast<uint64_t>(std::ceil(static_cast<double>((128 + n) * s.kin) * s.eb));
+      // The instruction's rows (128; a cta_group::2 pair's 256) whatever M is, and N a multiple of 8:
+      // a narrower tile computes its padded rows and columns.
+      const uint64_t compute = ceil_div(s.mma_m * round_up(n, 8), static_cast<uint64_t>(g_job.p->dot_lanes));
+      const uint64_t opnd = static_cast<uint64_t>(std::ceil(static_cast<double>((s.mma_m + n) * s.kin) * s.eb));
       const uint64_t read = ceil_div(opnd, static_cast<uint64_t>(g_job.p->smem_read_bytes_per_cycle));
       const uint64_t occupancy = std::max(compute, read);
       last_start_ = g_job.now();
       last_acc_ = op.acc;
       if (g_job.functional()) execute(op);
       st.bytes[CoreStats::kSmemRead] += opnd;
-      st.bytes[CoreStats::kTmemAcc] += 2 * 4 * 128 * n;
+      st.bytes[CoreStats::kTmemAcc] += 2 * 4 * s.mma_m * n;
       compute_for(occupancy);
       st.compute += compute;
       st.stall[cause_of("smem_bandwidth")] += occupancy - compute;

@@ -1042,3 +1042,70 @@ TEST(Kernel, SwapAbForSkinnyM) {
   // A quantize unit's blocks run along N: no swap.
   EXPECT_THROW(fm::run(tc_params({{"swap_ab", "on"}, {"out_format", "nvfp4"}}), timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, 16, 64, 64)), std::invalid_argument);
 }
+
+TEST(Kernel, CtaPairRunsPaddedRowsOnBothSms) {
+  // M = 1, N = 256, K = 4096 NVFP4 on 2 SMs, tile_n 256. One SM (cta_group 1): one 128-row tile,
+  // 64 instructions of ceil(128 x 256 / 256) = 128 cycles = 8192 compute cycles; the other SM has no
+  // tile. A cta_group::2 pair: one 256-row instruction per K step on both SMs, each SM 128 rows (its
+  // partner's rows 128..255 lie past M: padded work), so 2 x 8192 compute cycles in the same time
+  // and no SM without a tile.
+  const fm::Workload w = timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, 1, 256, 4096);
+  for (fm::Timing t : {fm::Timing::Analytic, fm::Timing::Cycle}) {
+    const fm::Stats one = fm::run(tc_params({{"cores", "2"}, {"tile_n", "256"}}), w, mode(t)).stats;
+    const fm::Stats pair =
+        fm::run(tc_params({{"cores", "2"}, {"tile_n", "256"}, {"cta_group", "2"}, {"cluster_sms", "2"}}), w, mode(t)).stats;
+    check_stats(one, 1, 256, 4096);
+    check_stats(pair, 1, 256, 4096);
+    EXPECT_EQ(one.compute_cycles, 8192u) << fm::timing_name(t);
+    EXPECT_EQ(pair.compute_cycles, 2u * 8192u) << fm::timing_name(t);
+    EXPECT_EQ(pair.mapping.tile_m, 256);
+    EXPECT_EQ(pair.cores, 2);
+    EXPECT_GE(one.stall("no_tile"), one.cycles);
+    EXPECT_EQ(pair.stall("no_tile"), 0u);
+    EXPECT_GE(pair.cycles, 8192u);
+    EXPECT_LT(pair.cycles, 2u * 8192u);
+  }
+}
+
+TEST(Kernel, CtaPairLoadsHalfOfB) {
+  // M = N = 256, K = 4096 NVFP4 on 2 SMs, each SM's load link 16 B/cycle (the bound). One SM per
+  // 128-row tile: each SM loads its 128 rows of A and all 256 of B, 128 x 2048 + 128 x 256 scale
+  // bytes = 294 912 B of A and 589 824 B of B; the pair loads A and B once, 589 824 B each, half of
+  // each per SM. Per SM 884 736 B against 589 824 B: the pair is 1.5 x faster in the main loop.
+  const fm::Workload w = timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, 256, 256, 4096);
+  for (fm::Timing t : {fm::Timing::Analytic, fm::Timing::Cycle}) {
+    const auto run = [&](const char* group) {
+      return fm::run(tc_params({{"cores", "2"}, {"tile_n", "256"}, {"cta_group", group}, {"cluster_sms", "2"},
+                                {"core_load_bytes_per_cycle", "16"}, {"l2_bytes_per_cycle", "65536"}}),
+                     w, mode(t)).stats;
+    };
+    const fm::Stats one = run("1"), pair = run("2");
+    EXPECT_EQ(one.bytes_of("l2_read"), 2u * (294912u + 589824u)) << fm::timing_name(t);
+    EXPECT_EQ(pair.bytes_of("l2_read"), 2u * 589824u) << fm::timing_name(t);
+    // Load-bound: at least the per-SM bytes over the link, and the ratio of those bytes.
+    EXPECT_GE(one.cycles, 884736u / 16u);
+    EXPECT_GE(pair.cycles, 589824u / 16u);
+    const double ratio = static_cast<double>(one.cycles) / static_cast<double>(pair.cycles);
+    EXPECT_GT(ratio, 1.4) << fm::timing_name(t);
+    EXPECT_LT(ratio, 1.55) << fm::timing_name(t);
+    EXPECT_EQ(one.compute_cycles, pair.compute_cycles);  // the same MMA work per SM
+  }
+}
+
+TEST(Kernel, CtaPairBitExactAndRejects) {
+  // M = 300: one full and one partial 256-row pair tile; D bit-identical to golden in both modes.
+  const Problem p = make_problem(MmaKindId::Mxf4Nvf4, Model::Blackwell, 300, 72, 256, true, 41);
+  for (fm::Timing t : {fm::Timing::Analytic, fm::Timing::Cycle}) {
+    const fm::Result r = fm::run(tc_params({{"cores", "5"}, {"tile_n", "32"}, {"cta_group", "2"}}), p.workload(), mode(t));
+    EXPECT_EQ(mismatches(r.d, p.golden()), 0u) << fm::timing_name(t);
+    check_stats(r.stats, p.M, p.N, p.K);
+    EXPECT_EQ(r.stats.cores, 5);  // two pairs, the fifth SM without a partner idles
+    EXPECT_GE(r.stats.stall("no_tile"), r.stats.cycles);
+  }
+  const fm::Workload w = timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, 128, 128, 256);
+  EXPECT_THROW(fm::run(tc_params({{"cta_group", "2"}, {"cluster_sms", "3"}}), w), std::invalid_argument);
+  EXPECT_THROW(fm::run(tc_params({{"cta_group", "2"}, {"tile_m", "128"}}), w), std::invalid_argument);
+  EXPECT_THROW(fm::run(tc_params({{"cta_group", "2"}, {"cores", "1"}}), w), std::invalid_argument);
+  fm::Params q = tc_params();
+  EXPECT_THROW(fm::set_param(q, "cta_group", "3"), std::invalid_argument);
+}

@@ -428,9 +428,9 @@ int cmd_calibrate(const Invocation& inv) {
         if (m == pt.timing) add_ns = ns;
       o.model_us = s.time_us() + add_ns / 1000.0;
       o.harness_us = add_ns / 1000.0;
-      o.note = s.mapping.str() + (prm.cluster_sms > 1 && prm.engine == EngineKind::TensorCore
-                                      ? " cluster_sms=" + std::to_string(prm.cluster_sms)
-                                      : "");
+      o.note = s.mapping.str();
+      if (prm.engine == EngineKind::TensorCore && prm.cluster_sms > 1) o.note += " cluster_sms=" + std::to_string(prm.cluster_sms);
+      if (prm.engine == EngineKind::TensorCore && prm.cta_group > 1) o.note += " cta_group=" + std::to_string(prm.cta_group);
     } catch (const std::exception& e) {
       // One point the model cannot run (a shape it rejects, a runtime failure) is a row, not the end.
       o.note = std::string("model error: ") + e.what();

@@ -141,6 +141,12 @@ struct Params {
   // clusters). A cluster launches only whole, so floor(cores / cluster_sms) x cluster_sms SMs run
   // the kernel (148 SMs in clusters of 16: 144).
   int64_t cluster_sms = 1;
+  // Tensor core: CTAs per MMA (tcgen05 cta_group). 2: a pair of SMs of one cluster runs each
+  // 256-row MMA, each SM holding its 128 rows of A and of D and loading half of B (the pair's MMA
+  // reads B from both SMs' SMEM). The models run a pair as one core of twice the SM's datapath,
+  // ports and SMEM with a 256-row instruction; statistics count SMs (docs/models.md). cluster_sms
+  // is then 1 (each pair alone) or even.
+  int64_t cta_group = 1;
 };
 
 Params default_params(EngineKind e);  // a B200-class SM / a 910-class AI core (docs/models.md)
