@@ -594,13 +594,18 @@ TEST(Properties, AnalyticAgreesWithCycle) {
     MmaKindId kind;
     Model model;
     size_t M, N, K;
+    const char* cta_group = "1";
   };
-  // Compute-bound: 4 cores with ample bandwidth; memory-bound: decode on the default chip.
+  // Compute-bound: 4 cores with ample bandwidth; memory-bound: decode on the default chip; both
+  // also on SM pairs.
   for (const Case& c : {Case{fm::EngineKind::TensorCore, MmaKindId::Mxf4Nvf4, Model::Blackwell, 1024, 2048, 4096},
                         Case{fm::EngineKind::TensorCore, MmaKindId::Mxf4Nvf4, Model::Blackwell, 8, 16384, 16384},
+                        Case{fm::EngineKind::TensorCore, MmaKindId::Mxf4Nvf4, Model::Blackwell, 1024, 2048, 4096, "2"},
+                        Case{fm::EngineKind::TensorCore, MmaKindId::Mxf4Nvf4, Model::Blackwell, 8, 16384, 16384, "2"},
                         Case{fm::EngineKind::Cube, MmaKindId::Hif4, Model::AscendHif4, 1024, 2048, 4096},
                         Case{fm::EngineKind::Cube, MmaKindId::Hif4, Model::AscendHif4, 8, 8192, 8192}}) {
     fm::Params p = bare(c.e);
+    if (c.e == fm::EngineKind::TensorCore) fm::set_param(p, "cta_group", c.cta_group);
     if (c.M > 8) {
       for (auto [k, v] : c.e == fm::EngineKind::TensorCore
                              ? std::vector<std::pair<const char*, const char*>>{{"cores", "4"}, {"l2_bytes_per_cycle", "65536"}, {"core_load_bytes_per_cycle", "256"}}
@@ -619,7 +624,7 @@ TEST(Properties, AnalyticAgreesWithCycle) {
     fm::set_param(p, "raster", m.raster == fm::Raster::AlongM ? "m" : "n");
     const fm::Result y = fm::run(p, w, mode(fm::Timing::Cycle));
     const double ratio = static_cast<double>(a.stats.cycles) / static_cast<double>(y.stats.cycles);
-    EXPECT_NEAR(ratio, 1.0, 0.15) << fm::engine_name(c.e) << " " << c.M << "x" << c.N << "x" << c.K << " "
+    EXPECT_NEAR(ratio, 1.0, 0.15) << fm::engine_name(c.e) << " cta_group " << c.cta_group << " " << c.M << "x" << c.N << "x" << c.K << " "
                                   << m.str() << ": analytic " << a.stats.cycles << " cycle " << y.stats.cycles;
   }
 }
