@@ -15,9 +15,9 @@
 #include <systemc.h>
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fp4sim/models/models.hpp"
@@ -73,6 +73,52 @@ bool push_ready(C& c) {
 
 extern bool g_tracing;  // write the traced channels' signals (only while a VCD is open)
 
+// A FIFO that reuses its storage (a std::deque allocates and frees a block every few hundred
+// items: a measurable share of a long simulation). Grows by doubling; never shrinks.
+template <class Item>
+class Ring {
+ public:
+  bool empty() const { return n_ == 0; }
+  size_t size() const { return n_; }
+  Item& front() { return buf_[head_]; }
+  const Item& front() const { return buf_[head_]; }
+  void push_back(Item v) {
+    if (n_ == buf_.size()) grow();
+    buf_[(head_ + n_) & (buf_.size() - 1)] = std::move(v);
+    ++n_;
+  }
+  void pop_front() {
+    buf_[head_] = Item{};  // release what a moved-from item may still hold
+    head_ = (head_ + 1) & (buf_.size() - 1);
+    --n_;
+  }
+  void clear() {
+    while (n_) pop_front();
+    head_ = 0;
+  }
+
+ private:
+  void grow() {
+    std::vector<Item> b(buf_.empty() ? 4 : 2 * buf_.size());
+    for (size_t i = 0; i < n_; ++i) b[i] = std::move(buf_[(head_ + i) & (buf_.size() - 1)]);
+    buf_ = std::move(b);
+    head_ = 0;
+  }
+  std::vector<Item> buf_;  // size 0 or a power of two
+  size_t head_ = 0, n_ = 0;
+};
+
+// A unit that consumes many channels (the L2 port) listens to them instead of scanning them all
+// and waking on every push: it is told each push's visible cycle and when a channel runs empty.
+class ChannelListener {
+ public:
+  virtual void pushed(size_t index, uint64_t ready) = 0;
+  virtual void emptied(size_t index) = 0;
+
+ protected:
+  ~ChannelListener() = default;
+};
+
 template <class T>
 class Channel {
  public:
@@ -87,13 +133,14 @@ class Channel {
   void reset(size_t capacity) {
     q_.clear();
     cap_ = capacity;
+    if (listener_) listener_->emptied(index_);
     show();
   }
   // Between jobs: an item present at the start (a free-slot token).
   void preload(T v) {
     q_.push_back({std::move(v), 0});
     written_.notify(sc_core::SC_ZERO_TIME);
-    if (also_) also_->notify(sc_core::SC_ZERO_TIME);
+    if (listener_) listener_->pushed(index_, 0);
     show();
   }
   void push(T v, uint64_t delay = 0) {
@@ -103,9 +150,10 @@ class Channel {
   // Method units (no wait): push when can_push(), pop when can_pop().
   bool can_push() const { return q_.size() < cap_; }
   void push_now(T v, uint64_t delay = 0) {
-    q_.push_back({std::move(v), now_cycles() + delay});
+    const uint64_t ready = now_cycles() + delay;
+    q_.push_back({std::move(v), ready});
     written_.notify(sc_core::SC_ZERO_TIME);
-    if (also_) also_->notify(sc_core::SC_ZERO_TIME);
+    if (listener_) listener_->pushed(index_, ready);
     show();
   }
   T pop() {
@@ -117,10 +165,13 @@ class Channel {
     }
     return pop_now();
   }
+  // Takes the front item whether or not it is visible yet (a consumer that accounts for its
+  // visible cycle itself, front_ready()).
   T pop_now() {
     T v = std::move(q_.front().v);
     q_.pop_front();
     read_.notify(sc_core::SC_ZERO_TIME);
+    if (listener_ && q_.empty()) listener_->emptied(index_);
     show();
     return v;
   }
@@ -128,9 +179,10 @@ class Channel {
   // Cycle at which the front item becomes visible (UINT64_MAX when empty).
   uint64_t front_ready() const { return q_.empty() ? UINT64_MAX : q_.front().ready; }
   size_t size() const { return q_.size(); }
+  bool empty() const { return q_.empty(); }
   const sc_core::sc_event& written() const { return written_; }
   const sc_core::sc_event& read() const { return read_; }
-  void also_notify(sc_core::sc_event* e) { also_ = e; }
+  void listen(ChannelListener* l, size_t index) { listener_ = l, index_ = index; }
 
   // Creates the signals (elaboration only) and adds them to the trace.
   void trace(sc_core::sc_trace_file* f, const std::string& prefix) {
@@ -158,10 +210,11 @@ class Channel {
   }
 
   std::string name_;
-  std::deque<Item> q_;
+  Ring<Item> q_;
   size_t cap_;
   sc_core::sc_event written_, read_;
-  sc_core::sc_event* also_ = nullptr;
+  ChannelListener* listener_ = nullptr;
+  size_t index_ = 0;
   std::unique_ptr<Signals> sig_;
 };
 

@@ -14,11 +14,12 @@
 // Elaborated once per process with `slots` cores per engine (reserve_cores); a job resets the
 // channels and token pools of the cores it uses and runs sc_start() until no event is left.
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
-#include <list>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -164,13 +165,16 @@ class Port {
     return end() - g_job.now();
   }
   // take() for a method unit: books the transfer, returns the cycles the caller is held back.
-  uint64_t book(uint64_t bytes, uint64_t bytes_per_cycle) {
-    free_ = std::max(free_, static_cast<double>(g_job.now())) +
-            static_cast<double>(bytes) / static_cast<double>(bytes_per_cycle);
+  uint64_t book(uint64_t bytes, uint64_t bytes_per_cycle) { return book_at(g_job.now(), bytes, bytes_per_cycle); }
+  uint64_t end() const { return end_at(g_job.now()); }
+  // book() and end() as at job cycle t >= now (a unit that accounts for its own waits ahead of
+  // the simulation, LoadEngine::receive).
+  uint64_t book_at(uint64_t t, uint64_t bytes, uint64_t bytes_per_cycle) {
+    free_ = std::max(free_, static_cast<double>(t)) + static_cast<double>(bytes) / static_cast<double>(bytes_per_cycle);
     const uint64_t floor_end = static_cast<uint64_t>(free_ + 1e-9);
-    return floor_end > g_job.now() ? floor_end - g_job.now() : 0;
+    return floor_end > t ? floor_end - t : 0;
   }
-  uint64_t end() const { return std::max<uint64_t>(static_cast<uint64_t>(std::ceil(free_ - 1e-9)), g_job.now()); }
+  uint64_t end_at(uint64_t t) const { return std::max<uint64_t>(static_cast<uint64_t>(std::ceil(free_ - 1e-9)), t); }
 
  private:
   double free_ = 0;
@@ -191,37 +195,107 @@ struct MemReq {
   Channel<MemResp>* reply = nullptr;
 };
 
-class L2Cache {  // LRU over request keys, capacity in bytes
+// LRU over request keys, capacity in bytes. Every L2 request looks a key up among tens of
+// thousands of lines: an open-addressed table (one cache line per probe) and an index-linked list,
+// instead of a node-based hash map and std::list (several cache misses per lookup).
+class L2Cache {
  public:
   void reset(uint64_t capacity) {
     cap_ = capacity, used_ = 0;
-    lru_.clear(), where_.clear();
+    nodes_.clear(), spare_.clear();
+    head_ = tail_ = kNil;
+    table_.assign(64, Slot{});
+    count_ = 0;
   }
   bool hit(uint64_t key) {
-    auto it = where_.find(key);
-    if (it == where_.end()) return false;
-    lru_.splice(lru_.begin(), lru_, it->second);
+    const size_t s = find(key);
+    if (table_[s].node == kNil) return false;
+    const uint32_t i = table_[s].node;
+    unlink(i);
+    push_front(i);
     return true;
   }
   void insert(uint64_t key, uint64_t bytes) {
     if (hit(key) || bytes > cap_) return;
-    while (used_ + bytes > cap_) {
-      used_ -= lru_.back().second;
-      where_.erase(lru_.back().first);
-      lru_.pop_back();
+    while (used_ + bytes > cap_) {  // evict the least recently used
+      const uint32_t v = tail_;
+      used_ -= nodes_[v].bytes;
+      erase(find(nodes_[v].key));
+      unlink(v);
+      spare_.push_back(v);
     }
-    lru_.emplace_front(key, bytes);
-    where_[key] = lru_.begin();
+    uint32_t i;
+    if (spare_.empty()) {
+      i = static_cast<uint32_t>(nodes_.size());
+      nodes_.push_back({});
+    } else {
+      i = spare_.back();
+      spare_.pop_back();
+    }
+    nodes_[i].key = key, nodes_[i].bytes = bytes;
+    push_front(i);
+    if (2 * (count_ + 1) > table_.size()) grow();
+    const size_t s = find(key);
+    table_[s] = {key, i};
+    ++count_;
     used_ += bytes;
   }
 
  private:
+  static constexpr uint32_t kNil = UINT32_MAX;
+  struct Node {
+    uint64_t key = 0, bytes = 0;
+    uint32_t prev = kNil, next = kNil;
+  };
+  struct Slot {
+    uint64_t key = 0;
+    uint32_t node = kNil;  // kNil: empty
+  };
+  size_t home(uint64_t key) const { return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> 32) & (table_.size() - 1); }
+  // The key's slot, or the empty slot where it would go (linear probing, load <= 1/2).
+  size_t find(uint64_t key) const {
+    size_t s = home(key);
+    while (table_[s].node != kNil && table_[s].key != key) s = (s + 1) & (table_.size() - 1);
+    return s;
+  }
+  // Empties slot s and moves later entries of its probe run back (no tombstones).
+  void erase(size_t s) {
+    const size_t mask = table_.size() - 1;
+    for (size_t j = (s + 1) & mask; table_[j].node != kNil; j = (j + 1) & mask) {
+      const size_t h = home(table_[j].key);
+      const bool stays = s <= j ? (s < h && h <= j) : (s < h || h <= j);
+      if (stays) continue;
+      table_[s] = table_[j];
+      s = j;
+    }
+    table_[s].node = kNil;
+    --count_;
+  }
+  void grow() {
+    std::vector<Slot> old = std::move(table_);
+    table_.assign(2 * old.size(), Slot{});
+    for (const Slot& e : old)
+      if (e.node != kNil) table_[find(e.key)] = e;
+  }
+  void unlink(uint32_t i) {
+    Node& n = nodes_[i];
+    (n.prev == kNil ? head_ : nodes_[n.prev].next) = n.next;
+    (n.next == kNil ? tail_ : nodes_[n.next].prev) = n.prev;
+  }
+  void push_front(uint32_t i) {
+    nodes_[i].prev = kNil, nodes_[i].next = head_;
+    (head_ == kNil ? tail_ : nodes_[head_].prev) = i;
+    head_ = i;
+  }
   uint64_t cap_ = 0, used_ = 0;
-  std::list<std::pair<uint64_t, uint64_t>> lru_;
-  std::unordered_map<uint64_t, std::list<std::pair<uint64_t, uint64_t>>::iterator> where_;
+  std::vector<Node> nodes_;
+  std::vector<uint32_t> spare_;  // free node indices
+  std::vector<Slot> table_;      // size a power of two
+  size_t count_ = 0;
+  uint32_t head_ = kNil, tail_ = kNil;  // most / least recently used
 };
 
-class MemorySystem : public sc_module {
+class MemorySystem : public sc_module, ChannelListener {
  public:
   // Per core slot: loads and stores (separate, so that a store's link time never blocks a load).
   std::vector<std::unique_ptr<Channel<MemReq>>> req;
@@ -233,10 +307,11 @@ class MemorySystem : public sc_module {
   MemorySystem(const sc_module_name& nm, size_t slots) : sc_module(nm) {
     for (size_t i = 0; i < 2 * slots; ++i) {  // [2i] loads of core i, [2i + 1] its stores
       req.push_back(std::make_unique<Channel<MemReq>>("core" + std::to_string(i / 2) + (i % 2 ? "_store" : "_load"), 64));
-      req.back()->also_notify(&any_req_);
+      req.back()->listen(this, i);
     }
-    fill.also_notify(&any_req_);
-    wake_list().push_back(&any_req_);
+    fill.listen(this, kFill);
+    queued_.assign((2 * slots + 63) / 64, 0);
+    wake_list().push_back(&wake_);
     SC_THREAD(l2_port);
     SC_THREAD(dram_port);
   }
@@ -267,8 +342,45 @@ class MemorySystem : public sc_module {
       r.reply->push({r.tag, r.bytes}, done + static_cast<uint64_t>(g_job.p->l2_latency));
     }
   }
+  // A push into a request or fill channel (ChannelListener). The port only acts on visible
+  // items, so a sleeping port is woken when the new item becomes visible, if that is before the
+  // wake-up it already has (a push never makes an item visible earlier than its own cycle).
+  void pushed(size_t i, uint64_t ready) override {
+    if (i != kFill) queued_[i >> 6] |= uint64_t{1} << (i & 63);
+    if (sleeping_ && ready < wake_at_) {
+      wake_at_ = ready;
+      const uint64_t now = now_cycles();
+      wake_.notify(ready > now ? cycles_time(ready - now) : sc_core::SC_ZERO_TIME);
+    }
+  }
+  void emptied(size_t i) override {
+    if (i != kFill) queued_[i >> 6] &= ~(uint64_t{1} << (i & 63));
+  }
+  // The first request channel in [from, to) with a visible item (npos: none); only non-empty
+  // channels are looked at.
+  size_t first_visible(size_t from, size_t to) const {
+    for (size_t w = from >> 6; (w << 6) < to; ++w) {
+      uint64_t bits = queued_[w];
+      if (w == from >> 6) bits &= ~uint64_t{0} << (from & 63);
+      for (; bits; bits &= bits - 1) {
+        const size_t i = (w << 6) + static_cast<size_t>(std::countr_zero(bits));
+        if (i >= to) return kFill;
+        if (req[i]->can_pop()) return i;
+      }
+    }
+    return kFill;
+  }
   void l2_port() {
     unit_loop([&] {
+      if (g_job.p->dram_latency == 0 && now_cycles() != round_cycle_) {
+        // With no HBM latency a fill can become visible in the cycle the DRAM port pushes it (in the
+        // first delta of that cycle, after its own wait): let it run first, so that the fill goes
+        // before this cycle's requests whatever order the kernel runs the two threads in.
+        round_cycle_ = now_cycles();
+        check_abort();
+        sc_core::wait(sc_core::SC_ZERO_TIME);
+        check_abort();
+      }
       if (fill.can_pop()) {  // fills first: they release merged misses
         const MemReq f = fill.pop();
         cache_.insert(f.key, f.bytes);
@@ -278,20 +390,28 @@ class MemorySystem : public sc_module {
         for (const MemReq& r : waiters) transfer(r);
         return;  // the next round
       }
-      Channel<MemReq>* src = nullptr;
-      for (size_t i = 0; i < 2 * cores_ && !src; ++i) {  // round robin over the cores' channels
-        const size_t c = (next_ + i) % (2 * cores_);
-        if (req[c]->can_pop()) src = req[c].get(), next_ = c + 1;
-      }
-      if (!src) {  // sleep until the next request or fill becomes visible, or a new one arrives
+      // Round robin over the cores' channels, starting after the last one served.
+      const size_t n = 2 * cores_, start = n ? next_ % n : 0;  // (n = 0: the other engine's job)
+      size_t c = first_visible(start, n);
+      if (c == kFill) c = first_visible(0, start);
+      if (c == kFill) {  // sleep until the next request or fill becomes visible
         uint64_t fr = fill.front_ready();
-        for (size_t i = 0; i < 2 * cores_; ++i) fr = std::min(fr, req[i]->front_ready());
+        for (size_t w = 0; (w << 6) < n; ++w)
+          for (uint64_t bits = queued_[w]; bits; bits &= bits - 1) {
+            const size_t i = (w << 6) + static_cast<size_t>(std::countr_zero(bits));
+            if (i < n) fr = std::min(fr, req[i]->front_ready());
+          }
         check_abort();
-        if (fr != UINT64_MAX) sc_core::wait(cycles_time(fr - now_cycles()), any_req_);
-        else sc_core::wait(any_req_);
+        wake_at_ = fr;
+        if (fr != UINT64_MAX) wake_.notify(cycles_time(fr - now_cycles()));
+        sleeping_ = true;
+        sc_core::wait(wake_);
+        sleeping_ = false;
         check_abort();
         return;  // the next round
       }
+      next_ = c + 1;
+      Channel<MemReq>* src = req[c].get();
       const MemReq r = src->pop();
       if (r.write) {
         transfer(r);
@@ -319,10 +439,15 @@ class MemorySystem : public sc_module {
     });
   }
 
+  static constexpr size_t kFill = SIZE_MAX;  // the fill channel's listener index
   L2Cache cache_;
   Port l2_, dram_;
   std::unordered_map<uint64_t, std::vector<MemReq>> pending_;
-  sc_core::sc_event any_req_;  // (in wake_list: see the constructor)
+  std::vector<uint64_t> queued_;  // bit i: request channel i is not empty
+  sc_core::sc_event wake_;        // the sleeping L2 port's wake-up (in wake_list: see the constructor)
+  uint64_t wake_at_ = UINT64_MAX;  // cycle wake_ is notified for while sleeping_
+  bool sleeping_ = false;
+  uint64_t round_cycle_ = UINT64_MAX;  // cycle of the port's last round
   size_t next_ = 0, cores_ = 0;
 };
 
@@ -418,7 +543,8 @@ class TileScheduler : public sc_module {
 // crossed the core's load link. Jobs complete in order.
 class LoadEngine : public sc_module {
  public:
-  Channel<Stage> jobs{"jobs", 2}, inflight{"inflight", 16}, done{"done", 2};
+  static constexpr size_t kInflight = 16;
+  Channel<Stage> jobs{"jobs", 2}, inflight{"inflight", kInflight}, done{"done", 2};
   Channel<MemResp> resp{"resp", 1u << 30};
   Channel<MemReq>* mem = nullptr;
   CoreStats* st = nullptr;
@@ -430,8 +556,8 @@ class LoadEngine : public sc_module {
     SC_THREAD(receive);
   }
   void reset(size_t done_capacity) {
-    jobs.reset(2), inflight.reset(16), done.reset(done_capacity), resp.reset(1u << 30);
-    seq_ = rtag_ = 0, left_.clear();
+    jobs.reset(2), inflight.reset(kInflight), done.reset(done_capacity), resp.reset(1u << 30);
+    seq_ = rtag_ = 0, left_.fill(0);
     link_.reset();
   }
 
@@ -450,28 +576,45 @@ class LoadEngine : public sc_module {
         });
       // +=: while this thread was blocked pushing (the L2 queue is bounded), receive() may already
       // have counted early responses of this tag against it.
-      left_[tag] += n;
+      left(tag) += n;
       inflight.push(std::move(j));
     });
   }
+  // Each response crosses the link in turn: it is taken when it is visible and the link has
+  // finished the bytes before it (to the cycle), exactly as one wait per response would take it.
+  // The thread keeps that cycle `t` itself and only waits for real when the next response is not
+  // queued yet (one activation per burst of responses, not two per response): nothing but this
+  // thread reads the response queue or the link, and a later push can only go behind the queued
+  // responses.
   void receive() {
     unit_loop([&] {
       Stage j = inflight.pop();
       const uint64_t tag = rtag_++;
-      while (left_[tag] > 0) {
-        const MemResp r = resp.pop();
-        link_.take(r.bytes, static_cast<uint64_t>(g_job.p->core_load_bytes_per_cycle));
-        --left_[r.tag];
+      const uint64_t bw = static_cast<uint64_t>(g_job.p->core_load_bytes_per_cycle);
+      uint64_t t = g_job.now();
+      while (left(tag) > 0) {
+        if (resp.empty()) {
+          wait_cycles(t - g_job.now());
+          while (resp.empty()) wait_event(resp.written());
+          t = g_job.now();
+        }
+        t = std::max(t, resp.front_ready() - g_job.t0);
+        const MemResp r = resp.pop_now();
+        t += link_.book_at(t, r.bytes, bw);
+        --left(r.tag);
       }
-      wait_cycles(link_.end() - g_job.now());  // the job's last byte is across the link
-      left_.erase(tag);
+      wait_cycles(link_.end_at(t) - g_job.now());  // the job's last byte is across the link
       if (land && g_job.functional()) land(j);
       done.push(std::move(j));
     });
   }
+  // Responses still due of a tag (< 0: early ones). Tags in flight are the ones between rtag_ and
+  // seq_: at most the inflight queue, the one receive() holds and the one issue() is pushing.
+  int64_t& left(uint64_t tag) { return left_[tag % left_.size()]; }
+  static_assert(64 >= 2 + kInflight);
   Port link_;
   uint64_t seq_ = 0, rtag_ = 0;
-  std::unordered_map<uint64_t, int64_t> left_;  // responses still due per tag (< 0: early ones)
+  std::array<int64_t, 64> left_{};  // (a power of two above 2 + kInflight)
 };
 
 // A finished output tile on its way out (values when functional).
