@@ -104,15 +104,13 @@ module bs_dot_k64 #(
 
   // NaN in a scale or in C -> canonical NaN (checked first); C = +-Inf -> C (fp4sim's choice,
   // MMA-Sim raises there).
-  always_comb begin
-    if (scale_nan || (fe.c[30:23] == 8'hFF && fe.c[22:0] != 23'd0)) begin
-      mid_d.special = fp4sim_dp_pkg::SpNan;
-    end else if (fe.c[30:23] == 8'hFF) begin
-      mid_d.special = fe.c[31] ? fp4sim_dp_pkg::SpNegInf : fp4sim_dp_pkg::SpPosInf;
-    end else begin
-      mid_d.special = fp4sim_dp_pkg::SpFinite;
-    end
-  end
+  fp4sim_special u_special (
+    .c_i       (fe.c),
+    .nan_i     (scale_nan),
+    .pinf_i    (1'b0),
+    .ninf_i    (1'b0),
+    .special_o (mid_d.special)
+  );
 
   // ---- back end: alignment, exact sum, truncation to FP32
   logic [31:0] d_fin;
@@ -126,13 +124,10 @@ module bs_dot_k64 #(
     .d_o      (d_fin)
   );
 
-  always_comb begin
-    unique case (be.special)
-      fp4sim_dp_pkg::SpNan:    d = 32'h7FFF_FFFF;
-      fp4sim_dp_pkg::SpPosInf: d = 32'h7F80_0000;
-      fp4sim_dp_pkg::SpNegInf: d = 32'hFF80_0000;
-      default:                 d = d_fin;
-    endcase
-  end
+  fp4sim_special_apply u_apply (
+    .special_i (be.special),
+    .d_i       (d_fin),
+    .d_o       (d)
+  );
 
 endmodule

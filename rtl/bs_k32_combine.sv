@@ -46,13 +46,10 @@ module bs_k32_combine (
     .d_o     (d_fin)
   );
 
-  always_comb begin
-    unique case (special_i)
-      fp4sim_dp_pkg::SpNan:    d_o = 32'h7FFF_FFFF;
-      fp4sim_dp_pkg::SpPosInf: d_o = 32'h7F80_0000;
-      fp4sim_dp_pkg::SpNegInf: d_o = 32'hFF80_0000;
-      default:                 d_o = d_fin;
-    endcase
-  end
+  fp4sim_special_apply u_apply (
+    .special_i (special_i),
+    .d_i       (d_fin),
+    .d_o       (d_o)
+  );
 
 endmodule

@@ -38,7 +38,7 @@ module bs_k32_front (
   logic [3:0]           off;       // mbits(A) + mbits(B): product LSB is 2^(e - off)
   logic signed [EW-1:0] es, c_e, max_e;
   logic [32*LW-1:0]     pe;        // per lane e(a) + e(b), scales not included
-  logic                 lane_nan, c_nan, c_inf, pinf, ninf;
+  logic                 lane_nan, pinf, ninf;
 
   assign tsa = fp4sim_pkg::dec_ue8m0(sfa_i);
   assign tsb = fp4sim_pkg::dec_ue8m0(sfb_i);
@@ -64,8 +64,6 @@ module bs_k32_front (
   end
 
   // C as m * 2^(e - 23), subnormals and zero at -126.
-  assign c_nan   = (c_i[30:23] == 8'hFF) & (c_i[22:0] != 23'd0);
-  assign c_inf   = (c_i[30:23] == 8'hFF) & (c_i[22:0] == 23'd0);
   assign c_neg_o = c_i[31];
   assign c_mag_o = {c_i[30:23] != 8'd0, c_i[22:0]};
   assign c_e     = (c_i[30:23] == 8'd0) ? EW'(-126) : EW'($signed({1'b0, c_i[30:23]})) - EW'(127);
@@ -75,8 +73,8 @@ module bs_k32_front (
   logic signed [LW-1:0] ea, eb;
   always_comb begin
     lane_nan = 1'b0;
-    pinf     = c_inf & ~c_i[31];
-    ninf     = c_inf & c_i[31];
+    pinf     = 1'b0;
+    ninf     = 1'b0;
     for (int k = 0; k < 32; k++) begin
       da                = dec_a[k*DW +: DW];
       db                = dec_b[k*DW +: DW];
@@ -117,17 +115,13 @@ module bs_k32_front (
     c_sh_o = (dc > EW'(63)) ? 6'd63 : dc[5:0];
   end
 
-  always_comb begin
-    if (tsa.nan | tsb.nan | c_nan | lane_nan | (pinf & ninf)) begin
-      special_o = fp4sim_dp_pkg::SpNan;
-    end else if (pinf) begin
-      special_o = fp4sim_dp_pkg::SpPosInf;
-    end else if (ninf) begin
-      special_o = fp4sim_dp_pkg::SpNegInf;
-    end else begin
-      special_o = fp4sim_dp_pkg::SpFinite;
-    end
-  end
+  fp4sim_special u_special (
+    .c_i       (c_i),
+    .nan_i     (tsa.nan | tsb.nan | lane_nan),
+    .pinf_i    (pinf),
+    .ninf_i    (ninf),
+    .special_o (special_o)
+  );
 
 endmodule
 

@@ -1,6 +1,6 @@
 // Datapath types shared by the units (hand-written; the format tables are in the generated
 // fp4sim_pkg). yosys 0.23 resolves package enums in modules but not inside package functions, so
-// the units apply the special-value outcome themselves.
+// the outcome is applied by a module (fp4sim_special_apply), not a function here.
 package fp4sim_dp_pkg;
 
   // Special-value outcome of an accumulate, decided from the operands before the datapath result.

@@ -62,7 +62,7 @@ module nvfp4_pts_mul #(
   // ---- front end
   logic [23:0] ma, mb;
   logic [13:0] la, lb;  // signed LSB exponents
-  logic        a_nan, b_nan, a_inf, b_inf, a_zero, b_zero;
+  logic        a_nan, b_nan, a_inf, b_inf, a_zero, b_zero, neg;
 
   always_comb begin
     ma     = {fe.acc[30:23] != 8'd0, fe.acc[22:0]};
@@ -77,15 +77,18 @@ module nvfp4_pts_mul #(
     b_zero = (mb == 24'd0);
     mid_d.prod    = 48'(ma) * 48'(mb);  // the one 24 x 24 multiplier
     mid_d.top_exp = la + lb + 14'd47;
-    mid_d.neg     = fe.acc[31] ^ fe.alpha[31];
-    if (a_nan || b_nan || (a_inf && b_zero) || (b_inf && a_zero)) begin
-      mid_d.special = fp4sim_dp_pkg::SpNan;
-    end else if (a_inf || b_inf) begin
-      mid_d.special = mid_d.neg ? fp4sim_dp_pkg::SpNegInf : fp4sim_dp_pkg::SpPosInf;
-    end else begin
-      mid_d.special = fp4sim_dp_pkg::SpFinite;
-    end
+    neg           = fe.acc[31] ^ fe.alpha[31];
+    mid_d.neg     = neg;
   end
+
+  // NaN in, or Inf * 0 -> canonical NaN; Inf * finite nonzero -> Inf of the product's sign.
+  fp4sim_special u_special (
+    .c_i       (32'd0),  // a product only: no addend
+    .nan_i     (a_nan | b_nan | (a_inf & b_zero) | (b_inf & a_zero)),
+    .pinf_i    ((a_inf | b_inf) & ~neg),
+    .ninf_i    ((a_inf | b_inf) & neg),
+    .special_o (mid_d.special)
+  );
 
   // ---- back end: the product is the adder's only operand (nothing to align, no cancellation)
   logic [31:0] d_fin;
@@ -104,13 +107,10 @@ module nvfp4_pts_mul #(
     .d_o        (d_fin)
   );
 
-  always_comb begin
-    unique case (be.special)
-      fp4sim_dp_pkg::SpNan:    d = 32'h7FFF_FFFF;
-      fp4sim_dp_pkg::SpPosInf: d = 32'h7F80_0000;
-      fp4sim_dp_pkg::SpNegInf: d = 32'hFF80_0000;
-      default:                 d = d_fin;
-    endcase
-  end
+  fp4sim_special_apply u_apply (
+    .special_i (be.special),
+    .d_i       (d_fin),
+    .d_o       (d)
+  );
 
 endmodule

@@ -57,8 +57,10 @@ fi
 
 # Same order as rtl/CMakeLists.txt: the package first.
 SV="rtl/fp4sim_pkg.sv rtl/fp4sim_dp_pkg.sv rtl/fp4sim_pipe_reg.sv rtl/fp4sim_pipe_chain.sv
-    rtl/fp4sim_pe_shell.sv rtl/fp4sim_lzc.sv rtl/fp4sim_prefix_add.sv rtl/fp4sim_fix_to_fp32_rz.sv rtl/fp4sim_fp32_add_prep.sv
-    rtl/fp4sim_fp32_add_round.sv rtl/fp4sim_fix_add_rne.sv rtl/fp4_dot16.sv rtl/bs_k64_scale.sv rtl/bs_k64_sum.sv
+    rtl/fp4sim_pe_shell.sv rtl/fp4sim_special.sv rtl/fp4sim_special_apply.sv rtl/fp4sim_lzc.sv
+    rtl/fp4sim_prefix_add.sv rtl/fp4sim_fix_to_fp32_rz.sv rtl/fp4sim_fp32_add_prep.sv
+    rtl/fp4sim_fp32_add_round.sv rtl/fp4sim_fix_add_rne.sv rtl/fp4_dot16.sv rtl/bs_k64_align.sv rtl/bs_k64_term.sv
+    rtl/fp4sim_csa_3to2.sv rtl/bs_k64_csa.sv rtl/bs_k64_scale.sv rtl/bs_k64_sum.sv
     rtl/bs_dot_k64.sv rtl/bs_k32_front.sv rtl/bs_k32_combine.sv rtl/bs_dot_k32.sv rtl/hif4_dot64.sv
     rtl/hif4_scale.sv rtl/hif4_pe.sv rtl/nvfp4_scale.sv rtl/nvfp4_pe64.sv rtl/nvfp4_pts_mul.sv"
 SV=$(echo $SV)

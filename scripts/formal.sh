@@ -167,7 +167,7 @@ if has_part decode; then
   if [ ! -x "$GEN" ] || ! "$GEN" "$ref" >"$OUT/gen_decode_ref.log" 2>&1; then
     fail_now "decoders: no reference ($GEN missing or failed: build the CMake target gen_decode_ref and pass its path as the second argument or GEN_DECODE_REF)"
   else
-    DSV="rtl/fp4sim_pkg.sv rtl/fp4sim_dp_pkg.sv rtl/bs_k32_front.sv $ref rtl/formal/decode_checks.sv"
+    DSV="rtl/fp4sim_pkg.sv rtl/fp4sim_dp_pkg.sv rtl/fp4sim_special.sv rtl/bs_k32_front.sv $ref rtl/formal/decode_checks.sv"
     # memory_map: yosys turns the references' case statements into ROMs, which sat cannot read.
     check() {  # log id, name, top, [Fmt]
       local cp=""
@@ -228,13 +228,26 @@ arith_script() {
     nvfp4_scale_grp) top=chk_nvfp4_scale_grp files="$files rtl/formal/nvfp4_scale_steps.sv $OUT/decode_ref.sv" ;;
     nvfp4_scale_add) top=chk_nvfp4_scale_add files="$files rtl/formal/nvfp4_scale_steps.sv" ;;
     nvfp4_scale_fin) top=chk_nvfp4_scale_fin files="$files rtl/formal/nvfp4_scale_steps.sv" ;;
-    k64_scale_ue4m3) top=chk_bs_k64_scale_ue4m3 files="$files $d/bs_k64_scale.sv $OUT/decode_ref.sv" ;;
-    k64_scale_ue8m0) top=chk_bs_k64_scale_ue8m0 files="$files $d/bs_k64_scale.sv $OUT/decode_ref.sv" ;;
+    k64_scale_ue4m3) top=chk_bs_k64_scale_ue4m3 files="$files $d/bs_k64_align.sv $d/bs_k64_term.sv $d/fp4sim_csa_3to2.sv $d/bs_k64_csa.sv $d/bs_k64_scale.sv $OUT/decode_ref.sv" ;;
+    k64_scale_ue8m0) top=chk_bs_k64_scale_ue8m0 files="$files $d/bs_k64_align.sv $d/bs_k64_term.sv $d/fp4sim_csa_3to2.sv $d/bs_k64_csa.sv $d/bs_k64_scale.sv $OUT/decode_ref.sv" ;;
     add_hif4)     top=$(arith_top "$id" chk_fp32_add_hif4 miter_fp32_add_hif4)
                   files="$files $d/fp4sim_fp32_add_prep.sv $d/fp4sim_fp32_add_round.sv" ;;
     add_nvfp4)    top=$(arith_top "$id" chk_fp32_add_nvfp4 miter_fp32_add_nvfp4)
                   files="$files $d/fp4sim_fp32_add_prep.sv $d/fp4sim_fp32_add_round.sv" ;;
     fix_add)      top=$(arith_top "$id" chk_fix_add_rne miter_fix_add_rne) files="$files $d/fp4sim_fix_add_rne.sv" ;;
+    k64_align_ue4m3 | k64_align_ue8m0 | k64_term_ue4m3 | k64_term_ue8m0)
+                  top=chk_$id files="$files $d/bs_k64_align.sv $d/bs_k64_term.sv $OUT/decode_ref.sv" ;;
+    k64_csa_ue4m3 | k64_csa_ue8m0)
+                  top=chk_$id files="$files $d/fp4sim_csa_3to2.sv $d/bs_k64_csa.sv" ;;
+    csa_3to2_50)  top=chk_csa_3to2 cp="chparam -set W 50 $top" files="$files $d/fp4sim_csa_3to2.sv" ;;
+    csa_3to2_56)  top=chk_csa_3to2 cp="chparam -set W 56 $top" files="$files $d/fp4sim_csa_3to2.sv" ;;
+    k32_front | k32_front_max | k32_combine)
+                  top=$(arith_top "$id" chk_$id miter_$id) files="$files $d/fp4sim_dp_pkg.sv $d/fp4sim_special.sv $d/fp4sim_special_apply.sv"
+                  files="$files $d/fp4sim_fix_to_fp32_rz.sv $d/bs_k32_front.sv $d/bs_k32_combine.sv $OUT/decode_ref.sv" ;;
+    special_*)    top=chk_$id files="$files $d/fp4sim_dp_pkg.sv $d/fp4sim_special.sv $d/fp4sim_special_apply.sv"
+                  files="$files $d/bs_k32_front.sv $OUT/decode_ref.sv rtl/formal/special_checks.sv" ;;
+    scale_nan_*)  top=chk_$id files="$files $d/bs_k64_align.sv $d/bs_k64_term.sv $d/fp4sim_csa_3to2.sv $d/bs_k64_csa.sv $d/bs_k64_scale.sv $d/nvfp4_scale.sv $OUT/decode_ref.sv"
+                  files="$files rtl/formal/special_checks.sv" ;;
   esac
   if [ "$id" = nvfp4_scale_grp_split ]; then
     # One sat per pair of scale significands (golden decoders' values; 256 cases, about 17 s each):
@@ -246,6 +259,20 @@ arith_script() {
     done; done
     echo "read_verilog -sv -formal $files rtl/formal/nvfp4_scale_steps.sv $OUT/decode_ref.sv
           hierarchy -check -top chk_nvfp4_scale_grp; proc; flatten; memory_map; opt$sats"
+    return
+  fi
+  if [ "$id" = k32_front ]; then
+    # One sat per lane (K32_LANES: a subset; default all 32, about 45 s each): the lanes' terms
+    # against golden's with the largest exponent from the DUT (k32_front_max proves it golden's).
+    local k sats=""
+    for k in ${K32_LANES:-$(seq 0 31)}; do
+      sats="$sats
+          design -load orig; chparam -set Lane $k chk_k32_front
+          hierarchy -check -top chk_k32_front; proc; flatten; memory_map; opt
+          sat -set-assumes -verify -prove ok_o 1 chk_k32_front"
+    done
+    echo "read_verilog -sv -formal $files rtl/formal/arith_ref.sv rtl/formal/arith_checks.sv
+          design -save orig$sats"
     return
   fi
   if [ -n "$aig" ]; then
@@ -263,7 +290,7 @@ arith_script() {
 }
 arith_engine() {  # yosys sat, or ABC's iprove on the miter (rtl/formal/arith_miters.sv)
   case $1 in
-    dot16 | fix_add | add_hif4 | add_nvfp4 | add_round_* | add_compose_*) echo abc ;;
+    dot16 | fix_add | add_hif4 | add_nvfp4 | add_round_* | add_compose_* | k32_combine) echo abc ;;
     *) echo sat ;;
   esac
 }
@@ -313,14 +340,32 @@ arith_name() {
     nvfp4_scale_fin) echo "nvfp4_scale's final sign / magnitude == the 50-bit total's" ;;
     k64_scale_ue4m3) echo "bs_k64_scale (UE4M3, block 16) == golden bw_grouped_step's max_e and truncated sum t, NaN" ;;
     k64_scale_ue8m0) echo "bs_k64_scale (UE8M0, block 32) == golden bw_grouped_step's max_e and truncated sum t, NaN" ;;
+    k64_align_ue4m3) echo "bs_k64_align (UE4M3, block 16) == golden bw_grouped_step's exponents, max_e, alignment distances, significands, C term, NaN" ;;
+    k64_align_ue8m0) echo "bs_k64_align (UE8M0, block 32) == golden bw_grouped_step's exponents, max_e, alignment distances, significands, C term, NaN" ;;
+    k64_term_ue4m3) echo "bs_k64_term (UE4M3: Lsh 27) == golden shift_trunc(s4 * mA * mB, e - off - lsb), in range" ;;
+    k64_term_ue8m0) echo "bs_k64_term (UE8M0: Lsh 33) == golden shift_trunc(s4 * mA * mB, e - off - lsb), in range" ;;
+    k64_csa_ue4m3) echo "bs_k64_csa (TW 50): sum + carry == five terms + ncnt mod 2^TW" ;;
+    k64_csa_ue8m0) echo "bs_k64_csa (TW 56): sum + carry == five terms + ncnt mod 2^TW" ;;
+    csa_3to2_50)  echo "fp4sim_csa_3to2 (W 50, bs_k64_csa UE4M3): x + y + z == sum + carry mod 2^W" ;;
+    csa_3to2_56)  echo "fp4sim_csa_3to2 (W 56, bs_k64_csa UE8M0): x + y + z == sum + carry mod 2^W" ;;
+    k32_front_max) echo "bs_k32_front's largest exponent == golden bw_fused_step's max_e (finite outcome)" ;;
+    k32_front)    echo "bs_k32_front's lane products, signs, alignment distances and C term == golden bw_fused_step's, lane by lane (${K32_LANES:-all 32}; finite outcome)" ;;
+    k32_combine)  echo "bs_k32_combine == golden bw_fused_step's truncated sum and from_trunc_sum" ;;
+    special_grouped) echo "fp4sim_special + _apply (bs_dot_k64, hif4_pe, nvfp4_pe64) == golden's NaN / Inf returns for scale NaN and C" ;;
+    special_k32)  echo "bs_k32_front's special outcome + fp4sim_special_apply == golden bw_fused_step's IEEE outcome on the operands" ;;
+    special_ieee) echo "fp4sim_special + _apply == the IEEE outcome of a sum of terms and C (nvfp4_pts_mul's use)" ;;
+    scale_nan_k64_ue4m3) echo "bs_k64_scale's NaN (UE4M3, block 16) == golden: a scale decodes to NaN" ;;
+    scale_nan_k64_ue8m0) echo "bs_k64_scale's NaN (UE8M0, block 32) == golden: a scale decodes to NaN" ;;
+    scale_nan_nvfp4) echo "nvfp4_scale's NaN == golden: a scale decodes to NaN" ;;
   esac
 }
 # The default set (CTest), the slowest first: the ABC proofs, then yosys sat. Opt-in (slow):
 # add_round_nvfp4 (about 90 s CPU), fix_add (about 6 minutes).
 ARITH=${ARITH:-"dot16 add_round_hif4 hif4_scale k64_sum_ue8m0 k64_sum_ue4m3
-  pts_round add_prep_nvfp4 add_prep_hif4 rz_k64_ue4m3 rz_k64_ue8m0 rz_k32"}
+  pts_round add_prep_nvfp4 add_prep_hif4 rz_k64_ue4m3 rz_k64_ue8m0 rz_k32
+  special_k32 special_grouped special_ieee scale_nan_k64_ue4m3 scale_nan_k64_ue8m0 scale_nan_nvfp4"}
 arith_needs_decode() {  # the proofs that read gen_decode_ref's golden decoders
-  case $1 in dot16* | hif4_scale | nvfp4_scale | nvfp4_scale_grp* | k64_scale_*) return 0 ;; esac; return 1
+  case $1 in dot16* | hif4_scale | nvfp4_scale | nvfp4_scale_grp* | k64_scale_* | k64_align_* | k64_term_* | k32_* | special_* | scale_nan_*) return 0 ;; esac; return 1
 }
 need_decode_ref() {  # the E2M1 value table (dot16) comes from gen_decode_ref
   [ -s "$OUT/decode_ref.sv" ] || { [ -x "$GEN" ] && "$GEN" "$OUT/decode_ref.sv" >"$OUT/gen_decode_ref.log" 2>&1; }
@@ -356,7 +401,17 @@ add_round_nvfp4#fp4sim_fp32_add_round.sv#s/(rsh > 8'"'"'d1) ? ~({SW{1'"'"'b1}} <
 pts_round#fp4sim_fp32_add_round.sv#s/(e_lead < EW'"'"'(-126)) ? EW'"'"'(-126)/(e_lead < EW'"'"'(-125)) ? EW'"'"'(-125)/#subnormal results at exponent -125
 hif4_scale#hif4_scale.sv#s/ - 10'"'"'d8;/ - 10'"'"'d7;/#term exponent off by one
 hif4_scale#hif4_scale.sv#s/assign nan_o   = ta.nan | tb.nan;/assign nan_o   = ta.nan;/#NaN of the B scale ignored
-nvfp4_scale_chain#nvfp4_scale.sv#s/ + TW'"'"'(sum_i\[g\*13+12\]);/;/#negative group terms without their +1 carry-in'
+nvfp4_scale_chain#nvfp4_scale.sv#s/ + TW'"'"'(sum_i\[g\*13+12\]);/;/#negative group terms without their +1 carry-in
+special_ieee#fp4sim_special.sv#s/if (nan || (pinf \&\& ninf)) begin/if (nan) begin/#Inf - Inf gives +Inf instead of NaN
+special_grouped#fp4sim_special.sv#s/ninf  = ninf_i || (c_inf \&\& c_i\[31\]);/ninf  = ninf_i;/#C = -Inf loses its sign (+Inf)
+special_grouped#fp4sim_special_apply.sv#s/d_o = 32'"'"'h7FFF_FFFF;/d_o = 32'"'"'h7FC0_0000;/#NaN not the canonical 0x7FFFFFFF
+special_k32#bs_k32_front.sv#s/ | (da.inf \& db.zero) | (db.inf \& da.zero);/ | (da.inf \& db.zero);/#Inf * 0 missed when B is the infinite operand
+scale_nan_k64_ue8m0#bs_k64_align.sv#s/nan_o               = nan_o | da.nan | db.nan;/nan_o               = nan_o | da.nan;/#NaN of the B scales ignored
+k64_term_ue4m3#bs_k64_term.sv#s/ ^ {TW{sum_i\[12\]}};/;/#negative group terms not inverted
+k64_term_ue8m0#bs_k64_term.sv#s/n_mag = NW'"'"'(s_mag) \* NW'"'"'(sprod);/n_mag = NW'"'"'(s_mag) * NW'"'"'(sig_a_i);/#the B scale significand dropped from the product
+k64_align_ue4m3#bs_k64_align.sv#s/{c_sig, {(Frac - 23){1'"'"'b0}}} >> shc/{c_sig, {(Frac - 22){1'"'"'b0}}} >> shc/#C term one place too far left
+k64_align_ue8m0#bs_k64_align.sv#s/  max_e = c_e;/  max_e = EW'"'"'(-126);/#C left out of the largest exponent
+csa_3to2_50#fp4sim_csa_3to2.sv#s/ << 1;/;/#counter carries not moved up one place'
 if [ "$MUTANTS" != 0 ]; then
   need_decode_ref || fail_now "mutants: no decode reference ($GEN missing or failed)"
   n=0

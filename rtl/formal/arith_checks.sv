@@ -613,6 +613,368 @@ module chk_bs_k64_scale_ue8m0 (
   chk_bs_k64_scale #(.ScaleFmt(1), .Block(32)) u (.*);
 endmodule
 
+// bs_k64_scale, leaf by leaf (its whole check above is open): bs_k64_align, bs_k64_term and
+// bs_k64_csa each against the piece of golden bw_grouped_step it computes; docs/rtl.md composes
+// them. shift_trunc is golden's (mma_core.hpp), as in chk_bs_k64_scale.
+
+// bs_k64_term == shift_trunc(s4 * mA * mB, e_g - off - lsb) for the distance d = max_e - e_g that
+// sh_i holds (e_g - off - lsb = Lsh - d, lsb = max_e - 35): t_o + neg == the truncated term mod
+// 2^TW, and |term| < 2^(20 + Lsh) (so five of them and ncnt fit TW bits). sh_i = 63 stands for every
+// d >= 63: the reference is 0 there for any such d (|N| < 2^20 and Lsh - 63 <= -20).
+// Assumption: |s4| <= 2304 (fp4_dot16). Every significand 0..15 is allowed.
+module chk_k64_term #(
+  parameter int unsigned Lsh = 27,
+  parameter int unsigned TW  = 50
+) (
+  input  logic [12:0] sum_i,
+  input  logic [3:0]  sig_a_i,
+  input  logic [3:0]  sig_b_i,
+  input  logic [5:0]  sh_i,
+  output logic        ok_o
+);
+  logic [TW-1:0]      t;
+  logic signed [63:0] n, v, m;
+
+  bs_k64_term #(.Lsh(Lsh), .TW(TW)) u_dut (.sum_i(sum_i), .sig_a_i(sig_a_i), .sig_b_i(sig_b_i),
+    .sh_i(sh_i), .t_o(t));
+
+  always_comb assume ($signed(sum_i) >= -2304 && $signed(sum_i) <= 2304);
+
+  function automatic logic signed [63:0] shift_trunc(input logic signed [63:0] v, input int s);
+    logic [63:0] m;
+    m = v[63] ? 64'(-v) : 64'(v);
+    m = m >> (-s);
+    if (s >= 0) shift_trunc = v <<< s;
+    else if (s <= -63) shift_trunc = '0;
+    else shift_trunc = v[63] ? -$signed(m) : $signed(m);
+  endfunction
+
+  // N = s4 * mA * mB as golden computes it, its magnitude formed as |s4| * (mA * mB) (the same
+  // integer; shift_trunc works on the magnitude): multiplier equivalence across association orders
+  // is what SAT solvers cannot do, and nothing about the datapath is assumed by it.
+  logic [11:0] s_abs;
+  logic [7:0]  p;
+  always_comb begin
+    s_abs = sum_i[12] ? 12'(-sum_i) : sum_i[11:0];
+    p     = 8'(sig_a_i) * 8'(sig_b_i);
+    n     = $signed(64'(20'(s_abs) * 20'(p)));
+    if (sum_i[12]) n = -n;
+    v    = shift_trunc(n, $signed(Lsh) - $signed({26'd0, sh_i}));
+    m    = v[63] ? -v : v;
+    ok_o = (TW'(t + TW'(sum_i[12])) == TW'(v)) && (m < (64'sd1 <<< (20 + Lsh)));
+  end
+endmodule
+
+module chk_k64_term_ue4m3 (
+  input  logic [12:0] sum_i,
+  input  logic [3:0]  sig_a_i, sig_b_i,
+  input  logic [5:0]  sh_i,
+  output logic        ok_o
+);
+  chk_k64_term #(.Lsh(27), .TW(50)) u (.*);
+endmodule
+
+module chk_k64_term_ue8m0 (
+  input  logic [12:0] sum_i,
+  input  logic [3:0]  sig_a_i, sig_b_i,
+  input  logic [5:0]  sh_i,
+  output logic        ok_o
+);
+  chk_k64_term #(.Lsh(33), .TW(56)) u (.*);
+endmodule
+
+// bs_k64_csa: sum_o + carry_o == t0 + t1 + t2 + t3 + t4 + ncnt mod 2^TW, for all inputs.
+module chk_k64_csa #(
+  parameter int unsigned TW = 50
+) (
+  input  logic [5*TW-1:0] t_i,
+  input  logic [2:0]      ncnt_i,
+  output logic            ok_o
+);
+  logic [TW-1:0] s, c, want;
+  bs_k64_csa #(.TW(TW)) u_dut (.t_i(t_i), .ncnt_i(ncnt_i), .sum_o(s), .carry_o(c));
+  always_comb begin
+    want = TW'(ncnt_i);
+    for (int i = 0; i < 5; i++) want = want + t_i[i*TW +: TW];
+    ok_o = (TW'(s + c) == want);
+  end
+endmodule
+
+module chk_k64_csa_ue4m3 (
+  input  logic [249:0] t_i,
+  input  logic [2:0]   ncnt_i,
+  output logic         ok_o
+);
+  chk_k64_csa #(.TW(50)) u (.*);
+endmodule
+
+module chk_k64_csa_ue8m0 (
+  input  logic [279:0] t_i,
+  input  logic [2:0]   ncnt_i,
+  output logic         ok_o
+);
+  chk_k64_csa #(.TW(56)) u (.*);
+endmodule
+
+// bs_k64_align == bw_grouped_step's exponents and C term: e[g] = sa.e + sb.e (zero groups too),
+// max_e = max(ec, e[g]), per group the distance max_e - e[g] (63 for 63 or more) and the scale
+// significands sa.m, sb.m (golden decoders, gen_decode_ref), C's term t_c + sign(C) ==
+// shift_trunc(mc, ec - 23 - lsb) mod 2^TW with lsb = max_e - 35, ncnt == the negative group sums
+// and C, NaN == a scale decodes to NaN (then nothing else is read). Assumption: C finite.
+module chk_k64_align #(
+  parameter int unsigned ScaleFmt = 0,
+  parameter int unsigned Block    = 16
+) (
+  input  logic [3:0]            neg_i,
+  input  logic [64/Block*8-1:0] sfa_i,
+  input  logic [64/Block*8-1:0] sfb_i,
+  input  logic [31:0]           c_i,
+  output logic                  ok_o
+);
+  localparam int unsigned NumSc = 64 / Block;
+  localparam int unsigned TW    = 58 - ((ScaleFmt == 0) ? 8 : 2);
+
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic [NumSc*16-1:0] da, db, ca, cb;
+  /* verilator lint_on UNUSEDSIGNAL */
+  logic [15:0]         sig_a, sig_b;
+  logic [23:0]         sh;
+  logic [TW-1:0]       t_c;
+  logic [2:0]          ncnt;
+  logic [11:0]         max_e_o;
+  logic                nan, r_nan, good;
+  logic [7:0]          ef;
+  logic signed [63:0]  mc, tc;
+  int                  ec, max_e, lsb, si, d, e [4];
+
+  for (genvar j = 0; j < NumSc; j++) begin : g_dec
+    if (ScaleFmt == 0) begin : g_ue4m3
+      ref_dec_ue4m3 u_da (.code_i(sfa_i[j*8 +: 8]), .dec_o(da[j*16 +: 16]), .care_o(ca[j*16 +: 16]));
+      ref_dec_ue4m3 u_db (.code_i(sfb_i[j*8 +: 8]), .dec_o(db[j*16 +: 16]), .care_o(cb[j*16 +: 16]));
+    end else begin : g_ue8m0
+      ref_dec_ue8m0 u_da (.code_i(sfa_i[j*8 +: 8]), .dec_o(da[j*16 +: 16]), .care_o(ca[j*16 +: 16]));
+      ref_dec_ue8m0 u_db (.code_i(sfb_i[j*8 +: 8]), .dec_o(db[j*16 +: 16]), .care_o(cb[j*16 +: 16]));
+    end
+  end
+  bs_k64_align #(.ScaleFmt(ScaleFmt), .Block(Block)) u_dut (.neg_i(neg_i), .sfa_i(sfa_i),
+    .sfb_i(sfb_i), .c_i(c_i), .sig_a_o(sig_a), .sig_b_o(sig_b), .sh_o(sh), .t_c_o(t_c),
+    .ncnt_o(ncnt), .max_e_o(max_e_o), .nan_o(nan));
+
+  always_comb assume (c_i[30:23] != 8'hFF);
+
+  function automatic logic signed [63:0] shift_trunc(input logic signed [63:0] v, input int s);
+    logic [63:0] m;
+    m = v[63] ? 64'(-v) : 64'(v);
+    m = m >> (-s);
+    if (s >= 0) shift_trunc = v <<< s;
+    else if (s <= -63) shift_trunc = '0;
+    else shift_trunc = v[63] ? -$signed(m) : $signed(m);
+  endfunction
+
+  always_comb begin
+    r_nan = 1'b0;
+    for (int j = 0; j < NumSc; j++) r_nan = r_nan | da[j*16+15] | db[j*16+15];
+    ef    = c_i[30:23];                                            // split_c
+    mc    = $signed({40'd0, ef != 8'd0, c_i[22:0]});
+    if (c_i[31]) mc = -mc;
+    ec    = (ef == 8'd0) ? -126 : $signed({24'd0, ef}) - 127;
+    max_e = ec;
+    for (int g = 0; g < 4; g++) begin
+      si   = g * 16 / Block;                                       // si = g * group / block
+      e[g] = $signed(da[si*16+4 +: 9]) + $signed(db[si*16+4 +: 9]);
+      if (e[g] > max_e) max_e = e[g];
+    end
+    lsb  = max_e - 35;
+    tc   = shift_trunc(mc, ec - 23 - lsb);
+    good = ($signed(max_e_o) == max_e) && (TW'(t_c + TW'(c_i[31])) == TW'(tc)) &&
+           (ncnt == 3'(neg_i[0]) + 3'(neg_i[1]) + 3'(neg_i[2]) + 3'(neg_i[3]) + 3'(c_i[31]));
+    for (int g = 0; g < 4; g++) begin
+      si = g * 16 / Block;
+      d  = max_e - e[g];
+      good = good && (sh[g*6 +: 6] == ((d >= 63) ? 6'd63 : 6'(d))) &&
+             (sig_a[g*4 +: 4] == da[si*16 +: 4]) && (sig_b[g*4 +: 4] == db[si*16 +: 4]);
+    end
+    ok_o = (nan == r_nan) && (nan || good);
+  end
+endmodule
+
+module chk_k64_align_ue4m3 (
+  input  logic [3:0]  neg_i,
+  input  logic [31:0] sfa_i, sfb_i, c_i,
+  output logic        ok_o
+);
+  chk_k64_align #(.ScaleFmt(0), .Block(16)) u (.*);
+endmodule
+
+module chk_k64_align_ue8m0 (
+  input  logic [3:0]  neg_i,
+  input  logic [15:0] sfa_i, sfb_i,
+  input  logic [31:0] c_i,
+  output logic        ok_o
+);
+  chk_k64_align #(.ScaleFmt(1), .Block(32)) u (.*);
+endmodule
+
+// bs_dot_k32's two leaves against golden bw_fused_step (mma_core.hpp) for a finite outcome (the
+// special outcome is proof special_k32): chk_k32_front's per-lane products, alignment distances,
+// C's term and the largest exponent; chk_k32_combine's exact truncated sum and its conversion.
+// docs/rtl.md composes them.
+
+// bs_k32_front == bw_fused_step's exponents: es = sa.e + sb.e (golden's UE8M0 decoder), per lane
+// ek = ea.e + eb.e + es (a zero at -126), max_e = max(ec, ek), lsb = max_e - 25; each lane's term
+// shift_trunc(ea.m * eb.m, ek - off - lsb) is (p_mag << 23) >> p_sh with p_mag = |ea.m * eb.m|,
+// p_neg its sign, so p_sh == 23 - (ek - off - lsb) (63 for 63 or more: every bit out); C's term
+// shift_trunc(mc, ec - 23 - lsb) is (c_mag << 2) >> c_sh. The lanes are decoded by bs_k32_dec on
+// both sides: the decoder proof shows it equal to golden's decode on every field a finite lane
+// reads (the special outcome is NaN or Inf whenever a lane is not finite).
+module chk_k32_front #(
+  parameter bit MaxOnly = 0,  // 1: max_e_o only; 0: the rest, lsb from max_e_o (proven by MaxOnly)
+  parameter int Lane    = -1  // 0..31: that lane's term only (and C's); -1: every lane
+) (
+  input  logic [255:0] a_i,
+  input  logic [255:0] b_i,
+  input  logic [2:0]   fmt_a_i,
+  input  logic [2:0]   fmt_b_i,
+  input  logic [7:0]   sfa_i,
+  input  logic [7:0]   sfb_i,
+  input  logic [31:0]  c_i,
+  output logic         ok_o
+);
+  logic [32*8-1:0]  p_mag;
+  logic [31:0]      p_neg;
+  logic [32*6-1:0]  p_sh;
+  logic [23:0]      c_mag;
+  logic             c_neg;
+  logic [5:0]       c_sh;
+  logic [11:0]      max_e_o;
+  logic [1:0]       sp;
+  logic [32*13-1:0] ra, rb;
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic [15:0]      rsa, rsb, csa, csb;
+  logic [12:0]      ea, eb;
+  /* verilator lint_on UNUSEDSIGNAL */
+  logic             good;
+  int               ec, es, max_e, lsb, off, ek, d, mba, mbb, ek_a, ek_b;
+  int               pe [32];
+
+  bs_k32_front u_dut (.a_i(a_i), .b_i(b_i), .fmt_a_i(fmt_a_i), .fmt_b_i(fmt_b_i), .sfa_i(sfa_i),
+    .sfb_i(sfb_i), .c_i(c_i), .p_mag_o(p_mag), .p_neg_o(p_neg), .p_sh_o(p_sh), .c_mag_o(c_mag),
+    .c_neg_o(c_neg), .c_sh_o(c_sh), .max_e_o(max_e_o), .special_o(sp));
+  for (genvar k = 0; k < 32; k++) begin : g_dec
+    bs_k32_dec u_ra (.fmt_i(fmt_a_i), .code_i(a_i[k*8 +: 8]), .dec_o(ra[k*13 +: 13]));
+    bs_k32_dec u_rb (.fmt_i(fmt_b_i), .code_i(b_i[k*8 +: 8]), .dec_o(rb[k*13 +: 13]));
+  end
+  ref_dec_ue8m0 u_rsa (.code_i(sfa_i), .dec_o(rsa), .care_o(csa));
+  ref_dec_ue8m0 u_rsb (.code_i(sfb_i), .dec_o(rsb), .care_o(csb));
+
+  function automatic int mbits(input logic [2:0] fmt);  // golden's format table: E4M3 for 5..7
+    unique case (fmt)
+      3'd1:    mbits = 2;  // E5M2
+      3'd2:    mbits = 3;  // E2M3
+      3'd3:    mbits = 2;  // E3M2
+      3'd4:    mbits = 1;  // E2M1
+      default: mbits = 3;  // E4M3
+    endcase
+  endfunction
+
+  always_comb begin
+    ec    = (c_i[30:23] == 8'd0) ? -126 : $signed({24'd0, c_i[30:23]}) - 127;  // split_c
+    es    = $signed(rsa[12:4]) + $signed(rsb[12:4]);                 // sa.e + sb.e
+    max_e = ec;
+    for (int k = 0; k < 32; k++) begin
+      ea    = ra[k*13 +: 13];
+      eb    = rb[k*13 +: 13];
+      ek_a  = ea[10] ? -126 : $signed(ea[8:4]);                     // a zero's e is -126
+      ek_b  = eb[10] ? -126 : $signed(eb[8:4]);
+      pe[k] = ek_a + ek_b;
+      ek    = pe[k] + es;
+      if (ek > max_e) max_e = ek;
+    end
+    // The lanes' terms read lsb from the DUT's max_e_o: MaxOnly = 1 proves it equal to max_e
+    // (separately: a linear scan against a comparator tree is the slow part for the solver).
+    lsb  = (MaxOnly ? max_e : $signed(max_e_o)) - 25;                 // c.frac_bits = 25
+    mba  = mbits(fmt_a_i);
+    mbb  = mbits(fmt_b_i);
+    off  = mba + mbb;
+    d    = 2 - (ec - 23 - lsb);                                      // c: (c_mag << 2) >> c_sh
+    good = (c_mag == {c_i[30:23] != 8'd0, c_i[22:0]}) && (c_neg == c_i[31]) &&
+           (ec > $signed(max_e_o) || c_sh == ((d >= 63) ? 6'd63 : 6'(d)));
+    for (int k = 0; k < 32; k++) begin
+      ea   = ra[k*13 +: 13];
+      eb   = rb[k*13 +: 13];
+      d    = 23 - (pe[k] + es - off - lsb);
+      // Given that max_e_o bounds the lane's exponent (it is the maximum: MaxOnly), so the
+      // distance is not negative.
+      if (Lane < 0 || Lane == k)
+        good = good && (p_mag[k*8 +: 8] == 8'(ea[3:0]) * 8'(eb[3:0])) && (p_neg[k] == (ea[9] ^ eb[9])) &&
+               (pe[k] + es > $signed(max_e_o) || p_sh[k*6 +: 6] == ((d >= 63) ? 6'd63 : 6'(d)));
+    end
+    if (MaxOnly) ok_o = (sp != fp4sim_dp_pkg::SpFinite) || ($signed(max_e_o) == max_e);
+    else ok_o = (sp != fp4sim_dp_pkg::SpFinite) || good;
+  end
+endmodule
+
+module chk_k32_front_max (
+  input  logic [255:0] a_i,
+  input  logic [255:0] b_i,
+  input  logic [2:0]   fmt_a_i,
+  input  logic [2:0]   fmt_b_i,
+  input  logic [7:0]   sfa_i,
+  input  logic [7:0]   sfb_i,
+  input  logic [31:0]  c_i,
+  output logic         ok_o
+);
+  chk_k32_front #(.MaxOnly(1)) u (.*);
+endmodule
+
+// bs_k32_combine == the rest of bw_fused_step for a finite outcome: t = shift_trunc(mc, 2 - c_sh)
+// + sum over lanes of shift_trunc(p, 23 - p_sh) with p = (-1)^p_neg * p_mag, then
+// from_trunc_sum(t, max_e - 25) (round_to_fp32 toward zero; t == 0 gives +0). For every input:
+// the front's outputs are not constrained further (any magnitudes, signs, shifts, max_e).
+module chk_k32_combine (
+  input  logic [32*8-1:0] p_mag_i,
+  input  logic [31:0]     p_neg_i,
+  input  logic [32*6-1:0] p_sh_i,
+  input  logic [23:0]     c_mag_i,
+  input  logic            c_neg_i,
+  input  logic [5:0]      c_sh_i,
+  input  logic [11:0]     max_e_i,
+  output logic            ok_o
+);
+  logic [31:0]        d_dut, d_ref;
+  logic signed [63:0] t, v;
+  logic [63:0]        t_abs;
+  int                 lsb;
+
+  bs_k32_combine u_dut (.p_mag_i(p_mag_i), .p_neg_i(p_neg_i), .p_sh_i(p_sh_i), .c_mag_i(c_mag_i),
+    .c_neg_i(c_neg_i), .c_sh_i(c_sh_i), .max_e_i(max_e_i), .special_i(fp4sim_dp_pkg::SpFinite),
+    .d_o(d_dut));
+
+  function automatic logic signed [63:0] shift_trunc(input logic signed [63:0] v, input int s);
+    logic [63:0] m;
+    m = v[63] ? 64'(-v) : 64'(v);
+    m = m >> (-s);
+    if (s >= 0) shift_trunc = v <<< s;
+    else if (s <= -63) shift_trunc = '0;
+    else shift_trunc = v[63] ? -$signed(m) : $signed(m);
+  endfunction
+
+  always_comb begin
+    v = $signed({40'd0, c_mag_i});
+    if (c_neg_i) v = -v;
+    t = shift_trunc(v, 2 - $signed({26'd0, c_sh_i}));
+    for (int k = 0; k < 32; k++) begin
+      v = $signed({56'd0, p_mag_i[k*8 +: 8]});
+      if (p_neg_i[k]) v = -v;
+      t = t + shift_trunc(v, 23 - $signed({26'd0, p_sh_i[k*6 +: 6]}));
+    end
+    t_abs = t[63] ? 64'(-t) : 64'(t);
+    lsb   = $signed(max_e_i) - 25;
+  end
+  ref_round_to_fp32 u_ref (.neg(t[63]), .mag(t_abs), .e0(lsb), .sticky(1'b0), .rn(1'b0), .bits_o(d_ref));
+  assign ok_o = (d_dut == d_ref);
+endmodule
+
 module chk_fp32_add_compose_hif4 (
   input  logic [31:0] c_i,
   input  logic        t_neg_i,
@@ -631,4 +993,18 @@ module chk_fp32_add_compose_nvfp4 (
   output logic        ok_o
 );
   chk_fp32_add_compose #(.TermW(49), .ExpW(8), .TLo(-128), .THi(127)) u (.*);
+endmodule
+
+// fp4sim_csa_3to2: x + y + z == sum_o + carry_o mod 2^W, for all inputs (bs_k64_csa's rows).
+module chk_csa_3to2 #(
+  parameter int unsigned W = 50
+) (
+  input  logic [W-1:0] x_i,
+  input  logic [W-1:0] y_i,
+  input  logic [W-1:0] z_i,
+  output logic         ok_o
+);
+  logic [W-1:0] s, c;
+  fp4sim_csa_3to2 #(.W(W)) u_dut (.x_i(x_i), .y_i(y_i), .z_i(z_i), .sum_o(s), .carry_o(c));
+  assign ok_o = (W'(s + c) == W'(x_i + y_i + z_i));
 endmodule

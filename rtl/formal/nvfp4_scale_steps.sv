@@ -151,6 +151,11 @@ module chk_nvfp4_scale_grp (
   logic signed [23:0] n;
   logic signed [63:0] x;
   int                 sh;
+  logic [11:0]        s_abs;
+  logic [7:0]         p;
+  /* verilator lint_off UNUSEDSIGNAL */
+  fp4sim_pkg::dec_t   pa, pb;
+  /* verilator lint_on UNUSEDSIGNAL */
 
   ref_dec_ue4m3 u_da (.code_i(sfa_i), .dec_o(da), .care_o(ca));
   ref_dec_ue4m3 u_db (.code_i(sfb_i), .dec_o(db), .care_o(cb));
@@ -162,7 +167,15 @@ module chk_nvfp4_scale_grp (
     assume ($signed(sum_i) >= -2304 && $signed(sum_i) <= 2304);
     assume (total_i == '0);  // (2a); (2b) adds any running total
     r_nan = nan_i | da[15] | db[15];
-    n     = $signed(sum_i) * $signed({1'b0, da[3:0]}) * $signed({1'b0, db[3:0]});  // s4 * mA * mB
+    // s4 * mA * mB, its magnitude formed as |s4| * (mA * mB) (the same integer; SAT solvers cannot
+    // equate multipliers across association orders), the significands read through fp4sim_pkg's
+    // DecUe4m3, which the decoder proof (ue4m3) shows equal to golden's on every finite code.
+    s_abs = sum_i[12] ? 12'(-sum_i) : sum_i[11:0];
+    pa    = fp4sim_pkg::DecUe4m3[{sfa_i[6:0], 4'd0} +: 16];
+    pb    = fp4sim_pkg::DecUe4m3[{sfb_i[6:0], 4'd0} +: 16];
+    p     = 8'(pa.sig) * 8'(pb.sig);
+    n     = $signed({4'd0, 20'(s_abs) * 20'(p)});
+    if (sum_i[12]) n = -n;
     sh    = $signed(da[12:4]) + $signed(db[12:4]) - 8 + 20;                       // units of 2^-20
     fits  = 1'b1;
     x     = '0;
@@ -171,7 +184,7 @@ module chk_nvfp4_scale_grp (
       x    = {{40{n[23]}}, n} <<< sh;
     end
     r_tot = total_i + x[49:0];  // mod 2^50
-    r_nz  = neg_zero_i && all_neg_i && (all_zero_i || da[3:0] == 4'd0 || db[3:0] == 4'd0);
+    r_nz  = neg_zero_i && all_neg_i && (all_zero_i || p == 8'd0);
     ok_o  = (nan == r_nan) && (nz == r_nz) &&
             // a NaN group's term is never read (nan_o is sticky along the chain)
             (r_nan || (fits && x < 64'sh8000_0000_0000 && x > -64'sh8000_0000_0000 &&
