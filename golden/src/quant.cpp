@@ -239,7 +239,9 @@ FP4SIM_INLINE uint8_t ue4m3_rne_sat(float f) {
   return static_cast<uint8_t>(f > 448.0f ? 0x7Eu : code);
 }
 
-void check_shape(const BlockFormatInfo& fi, size_t xsize, size_t rows, size_t cols,
+}  // namespace
+
+void quant_detail::check_shape(const BlockFormatInfo& fi, size_t xsize, size_t rows, size_t cols,
                  const QuantOptions& opt) {
   if (xsize != rows * cols) {
     throw std::invalid_argument("input has " + std::to_string(xsize) + " values, expected rows*cols = " +
@@ -265,6 +267,8 @@ void check_shape(const BlockFormatInfo& fi, size_t xsize, size_t rows, size_t co
     throw std::invalid_argument("2D 16x16 scaling is defined for nvfp4 only");
   }
 }
+
+namespace {
 
 // ---------------------------------------------------------------------------------------------
 // MX (SPEC §2.1)
@@ -840,8 +844,10 @@ FP4SIM_HOT void nvfp4_rne_1x16(const float* __restrict x, size_t n_blocks, Nvfp4
   }
 }
 
+}  // namespace
+
 // Tensor amax (NaN ignored, Inf kept) of n values.
-float tensor_amax(const float* x, size_t n) {
+float quant_detail::tensor_amax(const float* x, size_t n) {
 #if defined(__x86_64__)
   if (use_avx512) return tensor_amax_avx512(x, n);
   if (use_avx2) return abs_max_ignore_nan_avx2(x, n);
@@ -854,8 +860,8 @@ float tensor_amax(const float* x, size_t n) {
 // bmax: the chunk's block maxima from the first pass (vector 1x16 only), or null. stream: the
 // output is too large to stay in cache (the vector 1x16 kernels then write it with streaming
 // stores; codes and scales 16-byte aligned).
-void quantize_nvfp4_rows(const float* x, size_t rows, size_t cols, const QuantOptions& opt, Nvfp4TensorScale ts,
-                         uint64_t first_index, const uint32_t* bmax, uint8_t* codes, uint8_t* scales, bool stream) {
+void quant_detail::quantize_nvfp4_rows(const float* x, size_t rows, size_t cols, const QuantOptions& opt,
+                                       Nvfp4TensorScale ts, uint64_t first_index, const uint32_t* bmax, uint8_t* codes, uint8_t* scales, bool stream) {
   const size_t sc = cols / 16;
   const bool sr = opt.rounding == Rounding::Sr;
 #if defined(__x86_64__)
@@ -909,6 +915,8 @@ void quantize_nvfp4_rows(const float* x, size_t rows, size_t cols, const QuantOp
     }
   }
 }
+
+namespace {
 
 // ---------------------------------------------------------------------------------------------
 // HiF4 (SPEC §2.3) — the official library's To_HiFX with N=4, M=2, G=64, evaluated exactly.
@@ -1122,48 +1130,6 @@ void* QuantWorkspace::get(int slot, size_t bytes) {
   size_[slot] = n;
   return p;
 }
-
-namespace {
-
-// body(c, scratch) for c < n_chunks on up to `threads` threads (the caller's included), chunks
-// handed out in order from a shared counter; scratch is the worker's own buffer (the RHT output of
-// a chunk). Which thread runs a chunk never changes what it computes.
-template <typename F>
-void parallel_chunks(size_t n_chunks, unsigned threads, F&& body) {
-  const size_t nt = std::min<size_t>(threads, n_chunks);
-  if (nt <= 1) {
-    std::vector<float> scratch;
-    for (size_t c = 0; c < n_chunks; ++c) body(c, scratch);
-    return;
-  }
-  std::atomic<size_t> next{0};
-  std::exception_ptr err;
-  std::mutex mu;
-  auto worker = [&] {
-    try {
-      std::vector<float> scratch;
-      for (size_t c; (c = next.fetch_add(1)) < n_chunks;) body(c, scratch);
-    } catch (...) {
-      const std::lock_guard<std::mutex> lock(mu);
-      if (!err) err = std::current_exception();
-      next = n_chunks;
-    }
-  };
-  std::vector<std::thread> pool;
-  pool.reserve(nt - 1);
-  for (size_t t = 1; t < nt; ++t) {
-    try {
-      pool.emplace_back(worker);
-    } catch (const std::system_error&) {  // no more threads to be had: the started ones finish the work
-      break;
-    }
-  }
-  worker();
-  for (auto& t : pool) t.join();
-  if (err) std::rethrow_exception(err);
-}
-
-}  // namespace
 
 void quantize(BlockFormat f, std::span<const float> x_in, size_t rows, size_t cols, const QuantOptions& opt,
               Quantized& q) {

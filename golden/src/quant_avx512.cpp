@@ -481,6 +481,64 @@ void quantize_hif4_avx512(const float* x, size_t n_blocks, const QuantOptions& o
   else hif4_blocks<false>(x, n_blocks, opt, codes, words, first_index);
 }
 
+// Values of 16 element codes: a permute of the 16-entry table (four) or a gather from et.
+FP4SIM_AVX512_INLINE __m512 dequant_elems_16(const uint8_t* c, bool four, __m512 t16, const float* et) {
+  const __m512i idx = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(c)));
+  return four ? _mm512_permutexvar_ps(idx, t16) : _mm512_i32gather_ps(idx, et, 4);
+}
+
+// fake_quantize's dequantization of nb blocks (codes, and scales or HiF4 words) into out: the
+// arithmetic of dequant_blocks (quant_fake.cpp) on sixteen lanes. Element values by a permute of
+// the 16-entry table (4-bit codes) or a gather (6- and 8-bit codes).
+FP4SIM_AVX512 void dequant_blocks_avx512(const BlockFormatInfo& fi, const uint8_t* codes, const uint8_t* scales,
+                                         const uint32_t* words, size_t nb, float gs, float* out) {
+  const float* et = decode_table(*fi.elem).v.data();
+  const float* st = decode_table(*fi.scale).v.data();
+  const bool four = fi.elem->bits == 4;
+  const __m512 t16 = _mm512_loadu_ps(et);
+  const __m512 qnan = _mm512_castsi512_ps(set1(0x7FC00000u));
+  if (fi.id == BlockFormat::Nvfp4) {
+    const __m512 g = _mm512_set1_ps(gs);
+    for (size_t b = 0; b < nb; ++b) {
+      const float s = st[scales[b]];
+      const __m512 v = s != s ? qnan : _mm512_mul_ps(_mm512_mul_ps(dequant_elems_16(codes + 16 * b, four, t16, et), _mm512_set1_ps(s)), g);
+      _mm512_storeu_ps(out + 16 * b, v);
+    }
+    return;
+  }
+  if (fi.id == BlockFormat::Hif4) {
+    // Lane i of quarter k is element e = 16k + i: level = bit (8 + e/8) + bit (16 + e/4) of the word.
+    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const __m512i one = set1(1);
+    for (size_t b = 0; b < nb; ++b) {
+      const uint32_t w = words[b];
+      const float s = st[w & 0xFFu];
+      float* ob = out + 64 * b;
+      if (s != s) {
+        for (int k = 0; k < 4; ++k) _mm512_storeu_ps(ob + 16 * k, qnan);
+        continue;
+      }
+      const __m512i wv = set1(w), sv = _mm512_castps_si512(_mm512_set1_ps(s));
+      for (int k = 0; k < 4; ++k) {
+        const __m512i e = _mm512_add_epi32(lane, set1(16u * static_cast<uint32_t>(k)));
+        const __m512i l2 = _mm512_and_si512(_mm512_srlv_epi32(wv, _mm512_add_epi32(_mm512_srli_epi32(e, 3), set1(8))), one);
+        const __m512i l3 = _mm512_and_si512(_mm512_srlv_epi32(wv, _mm512_add_epi32(_mm512_srli_epi32(e, 2), set1(16))), one);
+        // s * 2^level by the exponent field: s is a normal float of at least 2^-48
+        const __m512 m = _mm512_castsi512_ps(_mm512_add_epi32(sv, _mm512_slli_epi32(_mm512_add_epi32(l2, l3), 23)));
+        _mm512_storeu_ps(ob + 16 * k, _mm512_mul_ps(dequant_elems_16(codes + 64 * b + 16 * k, four, t16, et), m));
+      }
+    }
+    return;
+  }
+  for (size_t b = 0; b < nb; ++b) {  // MX: 32 elements times a power of two
+    const float s = st[scales[b]];
+    for (int h = 0; h < 2; ++h) {
+      const __m512 v = s != s ? qnan : _mm512_mul_ps(dequant_elems_16(codes + 32 * b + 16 * h, four, t16, et), _mm512_set1_ps(s));
+      _mm512_storeu_ps(out + 32 * b + 16 * h, v);
+    }
+  }
+}
+
 #undef FP4SIM_AVX512
 #undef FP4SIM_AVX512_INLINE
 #pragma GCC diagnostic pop

@@ -10,6 +10,12 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <system_error>
+#include <thread>
+#include <vector>
 
 #include "fp4sim/quant.hpp"
 
@@ -183,7 +189,59 @@ void nvfp4_1x16_avx512(const float* x, size_t n_blocks, Nvfp4TensorScale ts, con
 float tensor_amax_avx512(const float* x, size_t n);
 // The NaN-ignoring amax pattern of each 16-value block into out; returns their max.
 float nvfp4_block_maxima_avx512(const float* x, size_t n_blocks, uint32_t* out);
+// fake_quantize's dequantization (quant_fake.cpp's dequant_blocks on sixteen lanes).
+void dequant_blocks_avx512(const BlockFormatInfo& fi, const uint8_t* codes, const uint8_t* scales,
+                           const uint32_t* words, size_t nb, float gs, float* out);
 void quantize_hif4_avx512(const float* x, size_t n_blocks, const QuantOptions& opt, uint8_t* codes, uint32_t* words,
                           uint64_t first_index);
+
+// ---------------------------------------------------------------------------------------------
+// Shared by quantize() and fake_quantize() (quant_fake.cpp).
+
+// body(c, scratch) for c < n_chunks on up to `threads` threads (the caller's included), chunks
+// handed out in order from a shared counter; scratch is the worker's own buffer (the RHT output of
+// a chunk). Which thread runs a chunk never changes what it computes.
+template <typename F>
+void parallel_chunks(size_t n_chunks, unsigned threads, F&& body) {
+  const size_t nt = std::min<size_t>(threads, n_chunks);
+  if (nt <= 1) {
+    std::vector<float> scratch;
+    for (size_t c = 0; c < n_chunks; ++c) body(c, scratch);
+    return;
+  }
+  std::atomic<size_t> next{0};
+  std::exception_ptr err;
+  std::mutex mu;
+  auto worker = [&] {
+    try {
+      std::vector<float> scratch;
+      for (size_t c; (c = next.fetch_add(1)) < n_chunks;) body(c, scratch);
+    } catch (...) {
+      const std::lock_guard<std::mutex> lock(mu);
+      if (!err) err = std::current_exception();
+      next = n_chunks;
+    }
+  };
+  std::vector<std::thread> pool;
+  pool.reserve(nt - 1);
+  for (size_t t = 1; t < nt; ++t) {
+    try {
+      pool.emplace_back(worker);
+    } catch (const std::system_error&) {  // no more threads to be had: the started ones finish the work
+      break;
+    }
+  }
+  worker();
+  for (auto& t : pool) t.join();
+  if (err) std::rethrow_exception(err);
+}
+
+// Tensor amax (NaN ignored, Inf kept) of n values, on the best kernel the CPU has.
+float tensor_amax(const float* x, size_t n);
+// NVFP4 rows [0, rows) of a chunk whose first element has flat index first_index (quant.cpp).
+void quantize_nvfp4_rows(const float* x, size_t rows, size_t cols, const QuantOptions& opt, Nvfp4TensorScale ts,
+                         uint64_t first_index, const uint32_t* bmax, uint8_t* codes, uint8_t* scales, bool stream);
+// The argument checks of quantize() (one-line std::invalid_argument).
+void check_shape(const BlockFormatInfo& fi, size_t xsize, size_t rows, size_t cols, const QuantOptions& opt);
 
 }  // namespace fp4sim::quant_detail

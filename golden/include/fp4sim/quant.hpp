@@ -87,6 +87,8 @@ void check_convention(Convention c, BlockFormat f, const QuantOptions& opt);
 
 struct QuantOptions {
   Rounding rounding = Rounding::Rne;
+  // The two random sources are separate: seed keys the SR bits only, rht_seed the RHT signs only
+  // (give the operands of one GEMM the same rht_seed, or their product is not the rotated one).
   uint64_t seed = 0;          // Sr: Philox key (SPEC §3)
   uint32_t stream = 0;        // Sr: Philox stream (counter word 2)
   ScaleRule scale_rule = ScaleRule::Floor;  // MX only
@@ -159,6 +161,20 @@ bool set_quant_simd(bool on);
 
 // Values the codes stand for, float32, [rows, cols]. A NaN scale gives NaN for its block.
 std::vector<float> dequantize(const Quantized& q);
+
+// Which axis of a row-major [rows, cols] tensor the blocks run along: Last (consecutive values of
+// a row: Fprop operands) or First (consecutive rows of one column: what Dgrad and Wgrad need).
+enum class BlockAxis : uint8_t { Last, First };
+
+// Fused fake quantization: out = dequantize(quantize(f, x, rows, cols, opt)) bit for bit, without
+// handing codes or scales to the caller (they live in per-thread, cache-sized chunks). For
+// BlockAxis::First it is the transpose of that result on the transposed tensor [cols, rows]: the
+// blocks, the RHT, 2D tiles and the SR counter (the flat index) are those of the transposed tensor,
+// which is never built. out may be x itself (in place) but must not overlap it otherwise.
+// Threads as quantize(): fixed chunks, the same bits for any opt.threads. Throws
+// std::invalid_argument (one line) on the inputs quantize() rejects, for the blocked axis.
+void fake_quantize(BlockFormat f, const float* x, size_t rows, size_t cols, const QuantOptions& opt, float* out,
+                   BlockAxis axis = BlockAxis::Last);
 
 // Decoded scale of one block as the MMA sees it (HiF4: the E6M2 level-1 scale only).
 double block_scale_value(const Quantized& q, size_t block_index);

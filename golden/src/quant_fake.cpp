@@ -1,0 +1,224 @@
+// fake_quantize: quantize -> dequantize into float32, chunk by chunk, with the codes and scales of a
+// chunk kept in per-thread buffers that stay in cache. The quantizing is quantize()'s own kernels
+// on the same chunks of the same (possibly rotated) values with the same flat indices, so the
+// codes are quantize()'s; the dequantization below repeats dequantize()'s arithmetic in float.
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "fp4sim/hadamard.hpp"
+#include "fp4sim/quant.hpp"
+#include "quant_internal.hpp"
+
+namespace fp4sim {
+
+using namespace quant_detail;
+
+namespace {
+
+// dequantize()'s arithmetic, in float where it computes in double: an MX value q * 2^e and a HiF4
+// value q * s * 2^level are exact in double and within float's normal or subnormal range, so
+// rounding the double once equals the one float product (HiF4's s * 2^level is itself exact).
+// NVFP4 (TE) is q * s * S_dec in FP32 left to right in both. A NaN scale gives its block NaN.
+void dequant_blocks(const BlockFormatInfo& fi, const uint8_t* codes, const uint8_t* scales, const uint32_t* words,
+                    size_t nb, float gs, float* out) {
+#if defined(__x86_64__)
+  if (quant_simd_level() == QuantSimd::Avx512) {
+    dequant_blocks_avx512(fi, codes, scales, words, nb, gs, out);
+    return;
+  }
+#endif
+  const float* et = decode_table(*fi.elem).v.data();
+  const float* st = decode_table(*fi.scale).v.data();
+  const size_t B = static_cast<size_t>(fi.block);
+  const float qnan = std::numeric_limits<float>::quiet_NaN();
+  for (size_t b = 0; b < nb; ++b) {
+    const uint8_t* cb = codes + b * B;
+    float* ob = out + b * B;
+    const float s = st[fi.scale_word32 ? words[b] & 0xFFu : scales[b]];
+    if (s != s) {
+      std::fill(ob, ob + B, qnan);
+    } else if (fi.id == BlockFormat::Nvfp4) {
+      for (size_t i = 0; i < B; ++i) ob[i] = et[cb[i]] * s * gs;
+    } else if (fi.scale_word32) {
+      float m[16];  // s * 2^level per group of four
+      for (int g = 0; g < 16; ++g) m[g] = s * static_cast<float>(1 << hif4_level(words[b], 4 * g));
+      for (size_t i = 0; i < B; ++i) ob[i] = et[cb[i]] * m[i / 4];
+    } else {
+      for (size_t i = 0; i < B; ++i) ob[i] = et[cb[i]] * s;
+    }
+  }
+}
+
+// One worker's buffers, kept between calls (fresh pages cost more than the work on them).
+struct Scratch {
+  std::vector<float> in, rot, deq;
+  std::vector<uint8_t> codes, scales;
+  std::vector<uint32_t> words;
+};
+Scratch& scratch() {
+  thread_local Scratch s;
+  return s;
+}
+
+template <typename T>
+T* sized(std::vector<T>& v, size_t n) {
+  if (v.size() < n) v.resize(n);
+  return v.data();
+}
+
+// x [rows, cols] row-major; columns c0 .. c0 + nc as the rows of t [nc, rows].
+void gather_columns(const float* x, size_t rows, size_t cols, size_t c0, size_t nc, float* t) {
+  for (size_t i = 0; i < rows; ++i) {
+    const float* xr = x + i * cols + c0;
+    for (size_t j = 0; j < nc; ++j) t[j * rows + i] = xr[j];
+  }
+}
+void scatter_columns(const float* t, size_t rows, size_t cols, size_t c0, size_t nc, float* x) {
+  for (size_t i = 0; i < rows; ++i) {
+    float* xr = x + i * cols + c0;
+    for (size_t j = 0; j < nc; ++j) xr[j] = t[j * rows + i];
+  }
+}
+
+// The other conventions run quantize() + dequantize() on the portable path: no fused kernel.
+void fake_quantize_unfused(BlockFormat f, const float* x, size_t rows, size_t cols, const QuantOptions& opt,
+                           float* out, bool first) {
+  const size_t n = rows * cols;
+  std::vector<float> t(x, x + n);
+  if (first) gather_columns(x, rows, cols, 0, cols, t.data());
+  const std::vector<float> d = dequantize(quantize(f, t, first ? cols : rows, first ? rows : cols, opt));
+  if (first) scatter_columns(d.data(), rows, cols, 0, cols, out);
+  else std::memcpy(out, d.data(), n * sizeof(float));
+}
+
+}  // namespace
+
+void fake_quantize(BlockFormat f, const float* x, size_t rows, size_t cols, const QuantOptions& opt, float* out,
+                   BlockAxis axis) {
+  const BlockFormatInfo& fi = info(f);
+  const bool first = axis == BlockAxis::First;
+  // The quantized view [R, C]: blocks along C (the transposed tensor for BlockAxis::First).
+  const size_t R = first ? cols : rows, C = first ? rows : cols;
+  const size_t B = static_cast<size_t>(fi.block);
+  if (first && rows != 0 && cols != 0 && rows % B != 0) {
+    throw std::invalid_argument(std::string(fi.name) + " needs the blocked (first) axis to be a multiple of " +
+                                std::to_string(B) + ", got " + std::to_string(rows));
+  }
+  if (first && opt.rht != 0 && rows % static_cast<size_t>(std::max(opt.rht, 1)) != 0) {
+    throw std::invalid_argument("RHT size " + std::to_string(opt.rht) + " does not divide the blocked (first) axis " +
+                                std::to_string(rows));
+  }
+  check_shape(fi, R * C, R, C, opt);
+  if (R == 0) return;
+  if (opt.convention != Convention::Te) {
+    check_convention(opt.convention, f, opt);
+    fake_quantize_unfused(f, x, rows, cols, opt, out, first);
+    return;
+  }
+
+  // Chunks of whole view rows, a multiple of 16 (2D tiles never straddle two), about 16 Ki values
+  // so that a chunk's input, codes and output stay in L2. Along the first axis a chunk is 16
+  // columns of x: each row of x gives it one 64-byte line.
+  const size_t chunk_rows = first ? 16 : std::max<size_t>(16, (size_t{1} << 14) / C / 16 * 16);
+  const size_t n_chunks = (R + chunk_rows - 1) / chunk_rows;
+  const unsigned threads = opt.threads != 0 ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
+  std::vector<int8_t> signs;
+  if (opt.rht != 0) rht_signs(opt.rht, opt.rht_seeded || opt.rht != 16, opt.rht_seed, signs);
+
+  // The view rows [r0, r0 + nr) of src (laid out as x) in view layout, through the RHT if rht.
+  auto load = [&](const float* src, size_t r0, size_t nr, bool rht, Scratch& s) -> const float* {
+    const size_t n = nr * C;
+    const float* v = src + r0 * C;
+    if (first) {
+      float* t = sized(s.in, n);
+      gather_columns(src, rows, cols, r0, nr, t);
+      v = t;
+    }
+    if (!rht) return v;
+    float* r = sized(s.rot, n);
+    rht_apply_to(std::span<const float>(v, n), std::span<float>(r, n), C, opt.rht, signs, opt.rht_bf16);
+    return r;
+  };
+  // Where the dequantized view rows go: straight into out, or through a buffer along the first axis.
+  auto dest = [&](size_t r0, size_t nr, Scratch& s) { return first ? sized(s.deq, nr * C) : out + r0 * C; };
+  auto store = [&](const float* d, size_t r0, size_t nr) {
+    if (first) scatter_columns(d, rows, cols, r0, nr, out);
+  };
+  auto rows_of = [&](size_t c, size_t& r0) {
+    r0 = c * chunk_rows;
+    return std::min(R, r0 + chunk_rows) - r0;
+  };
+
+  if (f == BlockFormat::Nvfp4) {
+    // Pass 1: the tensor amax, after the RHT (whose output goes to out, read again by pass 2).
+    std::vector<float> chunk_amax(n_chunks, 0.0f);
+    const float* src = x;
+    if (opt.rht != 0) {
+      parallel_chunks(n_chunks, threads, [&](size_t c, std::vector<float>&) {
+        Scratch& s = scratch();
+        size_t r0;
+        const size_t nr = rows_of(c, r0);
+        const size_t n = nr * C;
+        if (first) {
+          const float* v = load(x, r0, nr, true, s);
+          chunk_amax[c] = tensor_amax(v, n);
+          store(v, r0, nr);
+        } else {  // straight into out (x itself when in place: the RHT allows in == out)
+          rht_apply_to(std::span<const float>(x + r0 * C, n), std::span<float>(out + r0 * C, n), C, opt.rht, signs,
+                       opt.rht_bf16);
+          chunk_amax[c] = tensor_amax(out + r0 * C, n);
+        }
+      });
+      src = out;
+    } else {  // a max of the same values in any order: x's flat chunks
+      const size_t n = R * C, per = chunk_rows * C;
+      std::vector<float> flat_amax((n + per - 1) / per, 0.0f);
+      parallel_chunks(flat_amax.size(), threads, [&](size_t c, std::vector<float>&) {
+        flat_amax[c] = tensor_amax(x + c * per, std::min(n, (c + 1) * per) - c * per);
+      });
+      chunk_amax.swap(flat_amax);
+    }
+    const float amax = *std::max_element(chunk_amax.begin(), chunk_amax.end());
+    const Nvfp4TensorScale ts = nvfp4_tensor_scale(amax, opt.pts);
+    parallel_chunks(n_chunks, threads, [&](size_t c, std::vector<float>&) {
+      Scratch& s = scratch();
+      size_t r0;
+      const size_t nr = rows_of(c, r0);
+      const size_t n = nr * C;
+      const float* v = load(src, r0, nr, false, s);
+      uint8_t* codes = sized(s.codes, n);
+      uint8_t* scales = sized(s.scales, n / 16);
+      quantize_nvfp4_rows(v, nr, C, opt, ts, r0 * C, nullptr, codes, scales, false);
+      float* d = dest(r0, nr, s);
+      dequant_blocks(fi, codes, scales, nullptr, n / 16, ts.s_dec, d);
+      store(d, r0, nr);
+    });
+    return;
+  }
+  parallel_chunks(n_chunks, threads, [&](size_t c, std::vector<float>&) {
+    Scratch& s = scratch();
+    size_t r0;
+    const size_t nr = rows_of(c, r0);
+    const size_t n = nr * C, nb = n / B;
+    const float* v = load(x, r0, nr, opt.rht != 0, s);
+    uint8_t* codes = sized(s.codes, n);
+    float* d = dest(r0, nr, s);
+    if (f == BlockFormat::Hif4) {
+      uint32_t* words = sized(s.words, nb);
+      quantize_hif4(v, nb, opt, codes, words, r0 * C);
+      dequant_blocks(fi, codes, nullptr, words, nb, 1.0f, d);
+    } else {
+      uint8_t* scales = sized(s.scales, nb);
+      quantize_mx(f, v, nb, opt, codes, scales, r0 * C);
+      dequant_blocks(fi, codes, scales, nullptr, nb, 1.0f, d);
+    }
+    store(d, r0, nr);
+  });
+}
+
+}  // namespace fp4sim
