@@ -539,6 +539,33 @@ FP4SIM_AVX512 void dequant_blocks_avx512(const BlockFormatInfo& fi, const uint8_
   }
 }
 
+// dst[j * ds + i] = src[i * ss + j] for a 16 x 16 tile (fake_quantize along the first axis):
+// in registers, by unpacks and lane shuffles.
+FP4SIM_AVX512 void transpose16_avx512(const float* src, size_t ss, float* dst, size_t ds) {
+  __m512 r[16], t[16];
+  for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(src + static_cast<size_t>(i) * ss);
+  for (int k = 0; k < 16; k += 2) {
+    t[k] = _mm512_unpacklo_ps(r[k], r[k + 1]);
+    t[k + 1] = _mm512_unpackhi_ps(r[k], r[k + 1]);
+  }
+  for (int k = 0; k < 16; k += 4) {
+    r[k] = _mm512_shuffle_ps(t[k], t[k + 2], 0x44);
+    r[k + 1] = _mm512_shuffle_ps(t[k], t[k + 2], 0xEE);
+    r[k + 2] = _mm512_shuffle_ps(t[k + 1], t[k + 3], 0x44);
+    r[k + 3] = _mm512_shuffle_ps(t[k + 1], t[k + 3], 0xEE);
+  }
+  for (int h = 0; h < 16; h += 8) {
+    for (int i = 0; i < 4; ++i) {
+      t[h + i] = _mm512_shuffle_f32x4(r[h + i], r[h + i + 4], 0x88);
+      t[h + i + 4] = _mm512_shuffle_f32x4(r[h + i], r[h + i + 4], 0xDD);
+    }
+  }
+  for (int i = 0; i < 8; ++i) {
+    _mm512_storeu_ps(dst + static_cast<size_t>(i) * ds, _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88));
+    _mm512_storeu_ps(dst + static_cast<size_t>(i + 8) * ds, _mm512_shuffle_f32x4(t[i], t[i + 8], 0xDD));
+  }
+}
+
 #undef FP4SIM_AVX512
 #undef FP4SIM_AVX512_INLINE
 #pragma GCC diagnostic pop

@@ -37,7 +37,7 @@ from .suite import Case, Operand, Suite, SuiteError, check, load_suite, result_p
 __version__ = _core.__version__
 
 __all__ = [
-    "quantize", "dequantize", "Quantized", "pack_nibbles", "unpack_nibbles", "scales_to_atom",
+    "quantize", "dequantize", "fake_quantize", "Quantized", "pack_nibbles", "unpack_nibbles", "scales_to_atom",
     "scales_from_atom", "mma", "mma_numerics", "mma_rows", "MmaRows", "explain_mma", "gemm", "GemmResult", "load_suite", "check",
     "Suite", "Case", "Operand",
     "SuiteError", "result_path", "save_result", "vectors", "vectors_from", "SUITES", "FORMATS", "KINDS", "ml_dtype",
@@ -392,6 +392,92 @@ def quantize(x, format: str = "nvfp4", rounding: str | None = None, seed: int | 
     except ValueError as e:
         raise ValueError(f"x: {e}") from None
     return Quantized(format, o, a.shape, codes, scales, deq, gs, amax)
+
+
+# ---- fake_quantize ----
+
+def _f32_array(v, name: str, writable: bool):
+    """(the object _core gets, its shape, its kind) for a float32 C-contiguous CPU array, without a
+    copy: numpy arrays and torch tensors as they are, other buffer-protocol / DLPack objects through
+    a numpy view. Anything else is refused with one line: fake_quantize reads and writes in place."""
+    if _is_torch(v):
+        if str(v.dtype) != "torch.float32":
+            raise ValueError(f"{name}: dtype {str(v.dtype).removeprefix('torch.')}; fake_quantize needs float32 "
+                             "(it works in place, no conversion)")
+        if v.device.type != "cpu":
+            raise ValueError(f"{name}: tensor on {v.device}; fake_quantize needs a CPU tensor")
+        if not v.is_contiguous():
+            raise ValueError(f"{name}: not C-contiguous (strides {tuple(v.stride())}); pass .contiguous()")
+        return v.detach(), tuple(v.shape), "torch"
+    if not isinstance(v, np.ndarray):
+        try:
+            v = np.from_dlpack(v) if hasattr(v, "__dlpack__") else np.asarray(memoryview(v))
+        except (TypeError, ValueError, BufferError, RuntimeError) as e:
+            raise ValueError(f"{name}: {type(v).__name__} is not an array (buffer protocol or DLPack): {e}") from None
+    if v.dtype != np.float32:
+        raise ValueError(f"{name}: dtype {_dtype_name(v)}; fake_quantize needs float32 (it works in place, "
+                         "no conversion)")
+    if not v.flags.c_contiguous:
+        raise ValueError(f"{name}: not C-contiguous (strides {v.strides}); pass np.ascontiguousarray({name})")
+    if writable and not v.flags.writeable:
+        raise ValueError(f"{name}: read-only array")
+    return v, v.shape, "numpy"
+
+
+def fake_quantize(x, format: str = "nvfp4", axis: int = -1, out=None, rounding: str | None = None,
+                  sr_seed: int | None = None, rht_seed: int | None = None, rht: int | None = None,
+                  pts: str | bool | None = None, two_d: bool = False, scale_rule: str | None = None,
+                  rht_bf16: bool = False, stream: int | None = None, threads: int = 0):
+    """quantize -> dequantize in one pass, float32 in and out, no codes or scales handed back: the
+    bits of `quantize(x, ...).dequant`, blocks along `axis` — the last (-1) or the first (0; the
+    transpose of quantizing the transposed tensor, never built). x: a C-contiguous float32 CPU array
+    (numpy, a torch tensor, or any buffer-protocol / DLPack object), read in place; out: None (a new
+    array of x's kind) or one of x's shape and dtype, written in place (x itself allowed) and
+    returned. sr_seed keys the stochastic rounding bits only; rht_seed the RHT signs only (None: TE's
+    fixed signs for rht=16, seed 0 for other sizes). Other options as quantize()'s (TE convention);
+    `threads` (0 = all cores) never changes a bit. NaN / Inf are quantized as the formats define
+    them, without quantize()'s warning (that would cost a pass)."""
+    o = _quant_options(format, rounding, sr_seed, stream, scale_rule, pts, two_d, rht, rht_bf16)
+    nthreads = _threads(threads)
+    rseed, rseeded = (0, False) if rht_seed is None else (_uint("rht_seed", rht_seed, 0, _U64), True)
+    a, shape, kind = _f32_array(x, "x", writable=False)
+    ndim = len(shape)
+    if ndim == 0:
+        raise ValueError("x: rank-0 array; fake_quantize needs rank >= 1")
+    size = math.prod(shape)
+    if size == 0:
+        raise ValueError(f"x: array has no elements, shape {_shape(shape)}")
+    if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool) or not -ndim <= axis < ndim:
+        raise ValueError(f"axis: {axis!r} is not an axis of x (rank {ndim})")
+    ax = int(axis) % ndim
+    if ax not in (0, ndim - 1):
+        raise ValueError(f"axis: blocks run along the first (0) or the last (-1) axis, got {axis} (rank {ndim})")
+    first = ax == 0 and ndim > 1
+    n = shape[ax]
+    fi = FORMATS[format]
+    if n % fi["block"]:
+        raise ValueError(f"x: axis {axis} has {n} elements, not a multiple of the {format} block size {fi['block']}")
+    if o["rht"] and n % o["rht"]:
+        raise ValueError(f"x: axis {axis} has {n} elements, not a multiple of the RHT size {o['rht']}")
+    rows, cols = (n, size // n) if first else (size // n, n)
+    if out is None:
+        if kind == "torch":
+            import torch  # only reached when the caller already has torch
+            out = torch.empty(shape, dtype=torch.float32)
+        else:
+            out = np.empty(shape, np.float32)
+    o_arr, o_shape, _ = _f32_array(out, "out", writable=True)
+    if tuple(o_shape) != tuple(shape):
+        raise ValueError(f"out: shape {_shape(o_shape)}, expected x's {_shape(shape)}")
+    if isinstance(a, np.ndarray) and isinstance(o_arr, np.ndarray) and np.may_share_memory(a, o_arr) and \
+            a.__array_interface__["data"][0] != o_arr.__array_interface__["data"][0]:
+        raise ValueError("out: overlaps x without being x (in place means out=x)")
+    try:
+        _core.fake_quantize(a, o_arr, rows, cols, format, first, o["rounding"], o["seed"], o["stream"],
+                            o["scale_rule"], o["pts"], o["two_d"], o["rht"], o["rht_bf16"], rseed, rseeded, nthreads)
+    except ValueError as e:
+        raise ValueError(f"x: {e}") from None
+    return out
 
 
 def dequantize(codes, scales, format: str = "nvfp4", global_scale=None, convention: str | None = None) -> np.ndarray:

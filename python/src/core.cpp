@@ -125,6 +125,24 @@ nb::tuple quantize_py(In2<float> x, const std::string& format, const std::string
   return result_tuple(std::move(q), std::move(deq));
 }
 
+// fake_quantize into out (written in place, no copies either way): x and out are any C-contiguous
+// float32 CPU arrays (numpy, or torch through DLPack) of rows * cols values; Python checks the
+// arguments first for its one-line messages, this for whatever reaches it directly.
+void fake_quantize_py(nb::ndarray<const float, nb::c_contig, nb::device::cpu> x,
+                      nb::ndarray<float, nb::c_contig, nb::device::cpu> out, size_t rows, size_t cols,
+                      const std::string& format, bool first_axis, const std::string& rounding, uint64_t sr_seed,
+                      uint32_t stream, const std::string& scale_rule, bool pts, bool two_d, int rht, bool rht_bf16,
+                      uint64_t rht_seed, bool rht_seeded, unsigned threads) {
+  const BlockFormat f = block_format(format);
+  QuantOptions o = quant_options(rounding, sr_seed, stream, scale_rule, pts, two_d, rht, rht_bf16, "te", threads);
+  o.rht_seed = rht_seed;
+  o.rht_seeded = rht_seeded;
+  if (x.size() != rows * cols) throw std::invalid_argument("x has " + std::to_string(x.size()) + " values, expected rows*cols");
+  if (out.size() != x.size()) throw std::invalid_argument("out has " + std::to_string(out.size()) + " values, x " + std::to_string(x.size()));
+  nb::gil_scoped_release nogil;
+  fake_quantize(f, x.data(), rows, cols, o, out.data(), first_axis ? BlockAxis::First : BlockAxis::Last);
+}
+
 template <class S>
 Out<float> dequantize_py(In2<uint8_t> codes, In2<S> scales, const std::string& format, float global_scale,
                          const std::string& convention) {
@@ -492,6 +510,9 @@ NB_MODULE(_core, m) {
 
   m.def("quantize", &quantize_py, "x"_a, "format"_a, "rounding"_a, "seed"_a, "stream"_a, "scale_rule"_a, "pts"_a,
         "two_d"_a, "rht"_a, "rht_bf16"_a, "convention"_a, "threads"_a);
+  m.def("fake_quantize", &fake_quantize_py, "x"_a, "out"_a, "rows"_a, "cols"_a, "format"_a, "first_axis"_a,
+        "rounding"_a, "sr_seed"_a, "stream"_a, "scale_rule"_a, "pts"_a, "two_d"_a, "rht"_a, "rht_bf16"_a, "rht_seed"_a,
+        "rht_seeded"_a, "threads"_a);
   m.def("dequantize", &dequantize_py<uint8_t>, "codes"_a, "scales"_a, "format"_a, "global_scale"_a, "convention"_a);
   m.def("dequantize", &dequantize_py<uint32_t>, "codes"_a, "scales"_a, "format"_a, "global_scale"_a, "convention"_a);
   m.def("mma", &mma_py<uint8_t>, "a"_a, "b"_a, "sfa"_a, "sfb"_a, "c"_a.none(), "kind"_a, "elem_a"_a, "elem_b"_a,

@@ -4,7 +4,9 @@
 //
 // Each quantizer reports elements/s; at exit a table gives each rate as a fraction of a memcpy
 // rate (elements/s of copying 4 bytes per element), so the numbers are ratios measured together
-// rather than absolute times that depend on the machine's load. One-core rows (16 MiB input) are
+// rather than absolute times that depend on the machine's load. Rows named "fake_*" time
+// fake_quantize (quantize -> dequantize into a float32 output, 4 bytes in and 4 out per element,
+// the traffic of the copy itself); "_axis0" rows block along the first axis. One-core rows (16 MiB input) are
 // compared with a one-core memcpy; rows named "*_mt" quantize a 256 MiB tensor with
 // QuantOptions::threads = all cores and are compared with memcpy_mt, the same bytes copied by as
 // many threads, each its own contiguous slice. With repetitions the table uses each row's median.
@@ -170,6 +172,28 @@ void BM_read_mt(benchmark::State& st) {
   });
 }
 
+// fake_quantize into a reused output (as a training step reuses its buffers).
+void BM_fake(benchmark::State& st, fp4sim::BlockFormat f, fp4sim::QuantOptions opt, fp4sim::BlockAxis axis) {
+  const auto& x = input();
+  std::vector<float> y(x.size());
+  for (auto _ : st) {
+    fp4sim::fake_quantize(f, x.data(), kRows, kCols, opt, y.data(), axis);
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  st.SetItemsProcessed(static_cast<int64_t>(st.iterations() * x.size()));
+}
+
+void BM_fake_mt(benchmark::State& st, fp4sim::BlockFormat f, fp4sim::QuantOptions opt) {
+  opt.threads = 0;  // all cores
+  std::vector<float> y(big_input().size());
+  paired_mt(st, [&] {
+    fp4sim::fake_quantize(f, big_input().data(), kBigRows, kBigCols, opt, y.data());
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  });
+}
+
 fp4sim::QuantOptions with(fp4sim::Rounding r, bool two_d = false, int rht = 0) {
   fp4sim::QuantOptions o;
   o.rounding = r;
@@ -203,6 +227,28 @@ BENCHMARK_CAPTURE(BM_quantize_fresh, nvfp4_rne_fresh, BlockFormat::Nvfp4, with(R
 BENCHMARK_CAPTURE(BM_quantize_fresh, nvfp4_rht16_rne_fresh, BlockFormat::Nvfp4, with(Rounding::Rne, false, 16));
 BENCHMARK_CAPTURE(BM_quantize_fresh, nvfp4_rht16_sr_fresh, BlockFormat::Nvfp4, with(Rounding::Sr, false, 16));
 
+constexpr auto kLast = fp4sim::BlockAxis::Last;
+constexpr auto kFirst = fp4sim::BlockAxis::First;
+BENCHMARK_CAPTURE(BM_fake, fake_nvfp4_rne, BlockFormat::Nvfp4, with(Rounding::Rne), kLast);
+BENCHMARK_CAPTURE(BM_fake, fake_nvfp4_sr, BlockFormat::Nvfp4, with(Rounding::Sr), kLast);
+BENCHMARK_CAPTURE(BM_fake, fake_nvfp4_2d_rne, BlockFormat::Nvfp4, with(Rounding::Rne, true), kLast);
+BENCHMARK_CAPTURE(BM_fake, fake_nvfp4_rht16_rne, BlockFormat::Nvfp4, with(Rounding::Rne, false, 16), kLast);
+BENCHMARK_CAPTURE(BM_fake, fake_nvfp4_rht16_sr, BlockFormat::Nvfp4, with(Rounding::Sr, false, 16), kLast);
+BENCHMARK_CAPTURE(BM_fake, fake_mxfp4_rne, BlockFormat::Mxfp4, with(Rounding::Rne), kLast);
+BENCHMARK_CAPTURE(BM_fake, fake_mxfp4_sr, BlockFormat::Mxfp4, with(Rounding::Sr), kLast);
+BENCHMARK_CAPTURE(BM_fake, fake_mxfp4_rht16_sr, BlockFormat::Mxfp4, with(Rounding::Sr, false, 16), kLast);
+BENCHMARK_CAPTURE(BM_fake, fake_mxfp6_e2m3_rne, BlockFormat::Mxfp6E2M3, with(Rounding::Rne), kLast);
+BENCHMARK_CAPTURE(BM_fake, fake_mxfp6_e3m2_rne, BlockFormat::Mxfp6E3M2, with(Rounding::Rne), kLast);
+BENCHMARK_CAPTURE(BM_fake, fake_mxfp8_e4m3_rne, BlockFormat::Mxfp8E4M3, with(Rounding::Rne), kLast);
+BENCHMARK_CAPTURE(BM_fake, fake_mxfp8_e5m2_rne, BlockFormat::Mxfp8E5M2, with(Rounding::Rne), kLast);
+BENCHMARK_CAPTURE(BM_fake, fake_hif4_rne, BlockFormat::Hif4, with(Rounding::Rne), kLast);
+BENCHMARK_CAPTURE(BM_fake, fake_hif4_sr, BlockFormat::Hif4, with(Rounding::Sr), kLast);
+BENCHMARK_CAPTURE(BM_fake, fake_hif4_rht16_rne, BlockFormat::Hif4, with(Rounding::Rne, false, 16), kLast);
+BENCHMARK_CAPTURE(BM_fake, fake_nvfp4_rne_axis0, BlockFormat::Nvfp4, with(Rounding::Rne), kFirst);
+BENCHMARK_CAPTURE(BM_fake, fake_nvfp4_rht16_sr_axis0, BlockFormat::Nvfp4, with(Rounding::Sr, false, 16), kFirst);
+BENCHMARK_CAPTURE(BM_fake, fake_mxfp4_sr_axis0, BlockFormat::Mxfp4, with(Rounding::Sr), kFirst);
+BENCHMARK_CAPTURE(BM_fake, fake_hif4_rne_axis0, BlockFormat::Hif4, with(Rounding::Rne), kFirst);
+
 // The SR byte stream alone (sr_bytes: one byte per element, for 16 Mi elements) on each Philox path
 // (set_philox_simd: 0 scalar, 1 AVX2 eight blocks per call, 2 AVX-512 sixteen), as elements/s.
 void BM_sr_bytes(benchmark::State& st, int level) {
@@ -231,6 +277,10 @@ BENCHMARK_CAPTURE(BM_quantize_mt, mxfp4_rne_mt, BlockFormat::Mxfp4, with(Roundin
 BENCHMARK_CAPTURE(BM_quantize_mt, hif4_rne_mt, BlockFormat::Hif4, with(Rounding::Rne))->UseManualTime();
 BENCHMARK_CAPTURE(BM_quantize_mt, nvfp4_sr_rht16_mt, BlockFormat::Nvfp4, with(Rounding::Sr, false, 16))->UseManualTime();
 BENCHMARK(BM_read_mt)->Name("read_mt")->UseManualTime();
+BENCHMARK_CAPTURE(BM_fake_mt, fake_nvfp4_rne_mt, BlockFormat::Nvfp4, with(Rounding::Rne))->UseManualTime();
+BENCHMARK_CAPTURE(BM_fake_mt, fake_nvfp4_sr_rht16_mt, BlockFormat::Nvfp4, with(Rounding::Sr, false, 16))->UseManualTime();
+BENCHMARK_CAPTURE(BM_fake_mt, fake_mxfp4_rne_mt, BlockFormat::Mxfp4, with(Rounding::Rne))->UseManualTime();
+BENCHMARK_CAPTURE(BM_fake_mt, fake_hif4_sr_mt, BlockFormat::Hif4, with(Rounding::Sr))->UseManualTime();
 
 
 }  // namespace
