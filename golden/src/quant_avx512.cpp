@@ -487,11 +487,26 @@ FP4SIM_AVX512_INLINE __m512 dequant_elems_16(const uint8_t* c, bool four, __m512
   return four ? _mm512_permutexvar_ps(idx, t16) : _mm512_i32gather_ps(idx, et, 4);
 }
 
-// fake_quantize's dequantization of nb blocks (codes, and scales or HiF4 words) into out: the
-// arithmetic of dequant_blocks (quant_fake.cpp) on sixteen lanes. Element values by a permute of
-// the 16-entry table (4-bit codes) or a gather (6- and 8-bit codes).
-FP4SIM_AVX512 void dequant_blocks_avx512(const BlockFormatInfo& fi, const uint8_t* codes, const uint8_t* scales,
-                                         const uint32_t* words, size_t nb, float gs, float* out) {
+// Stream: 0 ordinary stores, 1 streaming (p 64-byte aligned), 2 streaming by 16-byte quarters (p
+// 16-byte aligned, as malloc gives large arrays).
+template <int Stream>
+FP4SIM_AVX512_INLINE void store16(float* p, __m512 v) {
+  if constexpr (Stream == 1) {
+    _mm512_stream_ps(p, v);
+  } else if constexpr (Stream == 2) {
+    _mm_stream_ps(p, _mm512_castps512_ps128(v));
+    _mm_stream_ps(p + 4, _mm512_extractf32x4_ps(v, 1));
+    _mm_stream_ps(p + 8, _mm512_extractf32x4_ps(v, 2));
+    _mm_stream_ps(p + 12, _mm512_extractf32x4_ps(v, 3));
+  } else {
+    _mm512_storeu_ps(p, v);
+  }
+}
+
+template <int Stream>
+FP4SIM_AVX512_INLINE void dequant_blocks_avx512_impl(const BlockFormatInfo& fi, const uint8_t* codes,
+                                                     const uint8_t* scales, const uint32_t* words, size_t nb,
+                                                     float gs, float* out) {
   const float* et = decode_table(*fi.elem).v.data();
   const float* st = decode_table(*fi.scale).v.data();
   const bool four = fi.elem->bits == 4;
@@ -502,7 +517,7 @@ FP4SIM_AVX512 void dequant_blocks_avx512(const BlockFormatInfo& fi, const uint8_
     for (size_t b = 0; b < nb; ++b) {
       const float s = st[scales[b]];
       const __m512 v = s != s ? qnan : _mm512_mul_ps(_mm512_mul_ps(dequant_elems_16(codes + 16 * b, four, t16, et), _mm512_set1_ps(s)), g);
-      _mm512_storeu_ps(out + 16 * b, v);
+      store16<Stream>(out + 16 * b, v);
     }
     return;
   }
@@ -515,7 +530,7 @@ FP4SIM_AVX512 void dequant_blocks_avx512(const BlockFormatInfo& fi, const uint8_
       const float s = st[w & 0xFFu];
       float* ob = out + 64 * b;
       if (s != s) {
-        for (int k = 0; k < 4; ++k) _mm512_storeu_ps(ob + 16 * k, qnan);
+        for (int k = 0; k < 4; ++k) store16<Stream>(ob + 16 * k, qnan);
         continue;
       }
       const __m512i wv = set1(w), sv = _mm512_castps_si512(_mm512_set1_ps(s));
@@ -525,7 +540,7 @@ FP4SIM_AVX512 void dequant_blocks_avx512(const BlockFormatInfo& fi, const uint8_
         const __m512i l3 = _mm512_and_si512(_mm512_srlv_epi32(wv, _mm512_add_epi32(_mm512_srli_epi32(e, 2), set1(16))), one);
         // s * 2^level by the exponent field: s is a normal float of at least 2^-48
         const __m512 m = _mm512_castsi512_ps(_mm512_add_epi32(sv, _mm512_slli_epi32(_mm512_add_epi32(l2, l3), 23)));
-        _mm512_storeu_ps(ob + 16 * k, _mm512_mul_ps(dequant_elems_16(codes + 64 * b + 16 * k, four, t16, et), m));
+        store16<Stream>(ob + 16 * k, _mm512_mul_ps(dequant_elems_16(codes + 64 * b + 16 * k, four, t16, et), m));
       }
     }
     return;
@@ -534,9 +549,20 @@ FP4SIM_AVX512 void dequant_blocks_avx512(const BlockFormatInfo& fi, const uint8_
     const float s = st[scales[b]];
     for (int h = 0; h < 2; ++h) {
       const __m512 v = s != s ? qnan : _mm512_mul_ps(dequant_elems_16(codes + 32 * b + 16 * h, four, t16, et), _mm512_set1_ps(s));
-      _mm512_storeu_ps(out + 32 * b + 16 * h, v);
+      store16<Stream>(out + 32 * b + 16 * h, v);
     }
   }
+}
+
+// fake_quantize's dequantization of nb blocks (codes, and scales or HiF4 words) into out: the
+// arithmetic of dequant_blocks (quant_fake.cpp) on sixteen lanes. Element values by a permute of
+// the 16-entry table (4-bit codes) or a gather (6- and 8-bit codes).
+FP4SIM_AVX512 void dequant_blocks_avx512(const BlockFormatInfo& fi, const uint8_t* codes, const uint8_t* scales,
+                                         const uint32_t* words, size_t nb, float gs, float* out, bool stream) {
+  const auto a = reinterpret_cast<uintptr_t>(out);
+  if (stream && a % 64 == 0) dequant_blocks_avx512_impl<1>(fi, codes, scales, words, nb, gs, out);
+  else if (stream && a % 16 == 0) dequant_blocks_avx512_impl<2>(fi, codes, scales, words, nb, gs, out);
+  else dequant_blocks_avx512_impl<0>(fi, codes, scales, words, nb, gs, out);
 }
 
 // dst[j * ds + i] = src[i * ss + j] for a 16 x 16 tile (fake_quantize along the first axis):

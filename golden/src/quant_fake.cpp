@@ -3,12 +3,17 @@
 // on the same chunks of the same (possibly rotated) values with the same flat indices, so the
 // codes are quantize()'s; the dequantization below repeats dequantize()'s arithmetic in float.
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include "fp4sim/hadamard.hpp"
 #include "fp4sim/quant.hpp"
@@ -24,13 +29,16 @@ namespace {
 // value q * s * 2^level are exact in double and within float's normal or subnormal range, so
 // rounding the double once equals the one float product (HiF4's s * 2^level is itself exact).
 // NVFP4 (TE) is q * s * S_dec in FP32 left to right in both. A NaN scale gives its block NaN.
+// stream: the AVX-512 kernel writes with streaming stores (see fake_quantize).
 void dequant_blocks(const BlockFormatInfo& fi, const uint8_t* codes, const uint8_t* scales, const uint32_t* words,
-                    size_t nb, float gs, float* out) {
+                    size_t nb, float gs, float* out, bool stream = false) {
 #if defined(__x86_64__)
   if (quant_simd_level() == QuantSimd::Avx512) {
-    dequant_blocks_avx512(fi, codes, scales, words, nb, gs, out);
+    dequant_blocks_avx512(fi, codes, scales, words, nb, gs, out, stream);
     return;
   }
+#else
+  (void)stream;
 #endif
   const float* et = decode_table(*fi.elem).v.data();
   const float* st = decode_table(*fi.scale).v.data();
@@ -52,6 +60,15 @@ void dequant_blocks(const BlockFormatInfo& fi, const uint8_t* codes, const uint8
       for (size_t i = 0; i < B; ++i) ob[i] = et[cb[i]] * s;
     }
   }
+}
+
+// Streaming stores are weakly ordered: each chunk fences its own before the threads join.
+void fence(bool stream) {
+#if defined(__x86_64__)
+  if (stream) _mm_sfence();
+#else
+  (void)stream;
+#endif
 }
 
 // One worker's buffers, kept between calls (fresh pages cost more than the work on them).
@@ -162,9 +179,15 @@ void fake_quantize(BlockFormat f, const float* x, size_t rows, size_t cols, cons
   // columns of x, about 64 Ki values: each row of x (another page when rows are long) gives it
   // several lines, not one.
   const size_t chunk_rows = first ? std::clamp<size_t>((size_t{1} << 16) / C / 16 * 16, 16, 256)
-                                  : std::max<size_t>(16, (size_t{1} << 14) / C / 16 * 16);
+                                  : std::max<size_t>(16, (size_t{1} << 13) / C / 16 * 16);
   const size_t n_chunks = (R + chunk_rows - 1) / chunk_rows;
   const unsigned threads = opt.threads != 0 ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
+  // An output larger than quantize()'s "in cache" bound (32 MiB) goes out with streaming stores
+  // (along the last axis, where the dequantization writes it directly): ordinary stores would first
+  // read every line of out from memory, a third more traffic. Below, out stays in cache for
+  // whatever reads it next (the GEMM).
+  constexpr size_t kCachedBytes = size_t{32} << 20;
+  const bool stream = !first && R * C * sizeof(float) > kCachedBytes;
   std::vector<int8_t> signs;
   if (opt.rht != 0) rht_signs(opt.rht, opt.rht_seeded || opt.rht != 16, opt.rht_seed, signs);
 
@@ -233,8 +256,9 @@ void fake_quantize(BlockFormat f, const float* x, size_t rows, size_t cols, cons
       uint8_t* scales = sized(s.scales, n / 16);
       quantize_nvfp4_rows(v, nr, C, opt, ts, r0 * C, nullptr, codes, scales, false);
       float* d = dest(r0, nr, s);
-      dequant_blocks(fi, codes, scales, nullptr, n / 16, ts.s_dec, d);
+      dequant_blocks(fi, codes, scales, nullptr, n / 16, ts.s_dec, d, stream);
       store(d, r0, nr);
+      fence(stream);
     });
     return;
   }
@@ -249,13 +273,14 @@ void fake_quantize(BlockFormat f, const float* x, size_t rows, size_t cols, cons
     if (f == BlockFormat::Hif4) {
       uint32_t* words = sized(s.words, nb);
       quantize_hif4(v, nb, opt, codes, words, r0 * C);
-      dequant_blocks(fi, codes, nullptr, words, nb, 1.0f, d);
+      dequant_blocks(fi, codes, nullptr, words, nb, 1.0f, d, stream);
     } else {
       uint8_t* scales = sized(s.scales, nb);
       quantize_mx(f, v, nb, opt, codes, scales, r0 * C);
-      dequant_blocks(fi, codes, scales, nullptr, nb, 1.0f, d);
+      dequant_blocks(fi, codes, scales, nullptr, nb, 1.0f, d, stream);
     }
     store(d, r0, nr);
+    fence(stream);
   });
 }
 

@@ -189,9 +189,10 @@ void nvfp4_1x16_avx512(const float* x, size_t n_blocks, Nvfp4TensorScale ts, con
 float tensor_amax_avx512(const float* x, size_t n);
 // The NaN-ignoring amax pattern of each 16-value block into out; returns their max.
 float nvfp4_block_maxima_avx512(const float* x, size_t n_blocks, uint32_t* out);
-// fake_quantize's dequantization (quant_fake.cpp's dequant_blocks on sixteen lanes).
+// fake_quantize's dequantization (quant_fake.cpp's dequant_blocks on sixteen lanes); stream:
+// streaming stores where out is 16-byte aligned (the caller fences).
 void dequant_blocks_avx512(const BlockFormatInfo& fi, const uint8_t* codes, const uint8_t* scales,
-                           const uint32_t* words, size_t nb, float gs, float* out);
+                           const uint32_t* words, size_t nb, float gs, float* out, bool stream);
 // dst[j * ds + i] = src[i * ss + j], i, j < 16.
 void transpose16_avx512(const float* src, size_t ss, float* dst, size_t ds);
 void quantize_hif4_avx512(const float* x, size_t n_blocks, const QuantOptions& opt, uint8_t* codes, uint32_t* words,

@@ -5,6 +5,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -223,6 +224,27 @@ TEST(FakeQuant, SrSeedAndRhtSeedAreSeparate) {
     EXPECT_NE(first_mismatch(results[0], results[1]), -1) << fi.name << ": rht_seed changes nothing";
     EXPECT_NE(first_mismatch(results[0], results[2]), -1) << fi.name << ": seed changes nothing";
   }
+}
+
+// Outputs beyond 32 MiB are written with streaming stores (64-byte aligned out, and the
+// 16-byte aligned one of a plain allocation): the same bits.
+TEST(FakeQuant, LargeOutputsStream) {
+  const size_t rows = 2048, cols = 4096 + 64;  // 32.5 MiB
+  const std::vector<float> x = test_input(rows * cols, 13, true);
+  float* buf = static_cast<float*>(std::aligned_alloc(64, (rows * cols + 16) * sizeof(float)));
+  ASSERT_NE(buf, nullptr);
+  for (const BlockFormatInfo& fi : all_block_formats()) {
+    QuantOptions o;
+    o.rounding = Rounding::Sr;
+    o.threads = 2;
+    const std::vector<float> want = reference(fi.id, x, rows, cols, o, BlockAxis::Last);
+    for (size_t shift : {0u, 4u}) {
+      float* out = buf + shift;
+      fake_quantize(fi.id, x.data(), rows, cols, o, out, BlockAxis::Last);
+      EXPECT_EQ(first_mismatch(std::vector<float>(out, out + rows * cols), want), -1) << fi.name << " shift " << shift;
+    }
+  }
+  std::free(buf);
 }
 
 // out == x: the same bits as a separate output.
