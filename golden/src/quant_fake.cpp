@@ -174,7 +174,7 @@ void fake_quantize(BlockFormat f, const float* x, size_t rows, size_t cols, cons
     return;
   }
 
-  // Chunks of whole view rows, a multiple of 16 (2D tiles never straddle two), about 16 Ki values
+  // Chunks of whole view rows, a multiple of 16 (2D tiles never straddle two), about 8 Ki values
   // so that a chunk's input, codes and output stay in L2. Along the first axis a chunk is 16 to 256
   // columns of x, about 64 Ki values: each row of x (another page when rows are long) gives it
   // several lines, not one.
