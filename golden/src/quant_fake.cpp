@@ -88,10 +88,10 @@ T* sized(std::vector<T>& v, size_t n) {
   return v.data();
 }
 
-// x [rows, cols] row-major; columns c0 .. c0 + nc as the rows of t [nc, rows], and back. In
-// 16 x 16 tiles through a local tile: writing t a column at a time would touch nc lines `rows`
-// floats apart for every value (a power-of-two stride: one cache set), ten times slower.
-void gather_columns(const float* x, size_t rows, size_t cols, size_t c0, size_t nc, float* t) {
+// x [rows, cols] row-major; columns c0 .. c0 + nc as the rows of t (row stride ld >= rows), and
+// back. In 16 x 16 tiles: writing t a column at a time would touch nc lines ld floats apart for
+// every value, several times slower.
+void gather_columns(const float* x, size_t rows, size_t cols, size_t c0, size_t nc, float* t, size_t ld) {
   const bool avx512 = quant_simd_level() == QuantSimd::Avx512;
   for (size_t i0 = 0; i0 < rows; i0 += 16) {
     const size_t ni = std::min<size_t>(16, rows - i0);
@@ -99,22 +99,22 @@ void gather_columns(const float* x, size_t rows, size_t cols, size_t c0, size_t 
       for (size_t j0 = 0; j0 < nc; j0 += 16) {
 #if defined(__x86_64__)
         if (avx512) {
-          transpose16_avx512(x + i0 * cols + c0 + j0, cols, t + j0 * rows + i0, rows);
+          transpose16_avx512(x + i0 * cols + c0 + j0, cols, t + j0 * ld + i0, ld);
           continue;
         }
 #endif
         float tile[16][16];
         for (size_t i = 0; i < 16; ++i) std::memcpy(tile[i], x + (i0 + i) * cols + c0 + j0, 16 * sizeof(float));
         for (size_t j = 0; j < 16; ++j)
-          for (size_t i = 0; i < 16; ++i) t[(j0 + j) * rows + i0 + i] = tile[i][j];
+          for (size_t i = 0; i < 16; ++i) t[(j0 + j) * ld + i0 + i] = tile[i][j];
       }
       continue;
     }
     for (size_t i = i0; i < i0 + ni; ++i)
-      for (size_t j = 0; j < nc; ++j) t[j * rows + i] = x[i * cols + c0 + j];
+      for (size_t j = 0; j < nc; ++j) t[j * ld + i] = x[i * cols + c0 + j];
   }
 }
-void scatter_columns(const float* t, size_t rows, size_t cols, size_t c0, size_t nc, float* x) {
+void scatter_columns(const float* t, size_t ld, size_t rows, size_t cols, size_t c0, size_t nc, float* x) {
   const bool avx512 = quant_simd_level() == QuantSimd::Avx512;
   for (size_t i0 = 0; i0 < rows; i0 += 16) {
     const size_t ni = std::min<size_t>(16, rows - i0);
@@ -122,19 +122,19 @@ void scatter_columns(const float* t, size_t rows, size_t cols, size_t c0, size_t
       for (size_t j0 = 0; j0 < nc; j0 += 16) {
 #if defined(__x86_64__)
         if (avx512) {
-          transpose16_avx512(t + j0 * rows + i0, rows, x + i0 * cols + c0 + j0, cols);
+          transpose16_avx512(t + j0 * ld + i0, ld, x + i0 * cols + c0 + j0, cols);
           continue;
         }
 #endif
         float tile[16][16];
         for (size_t j = 0; j < 16; ++j)
-          for (size_t i = 0; i < 16; ++i) tile[i][j] = t[(j0 + j) * rows + i0 + i];
+          for (size_t i = 0; i < 16; ++i) tile[i][j] = t[(j0 + j) * ld + i0 + i];
         for (size_t i = 0; i < 16; ++i) std::memcpy(x + (i0 + i) * cols + c0 + j0, tile[i], 16 * sizeof(float));
       }
       continue;
     }
     for (size_t i = i0; i < i0 + ni; ++i)
-      for (size_t j = 0; j < nc; ++j) x[i * cols + c0 + j] = t[j * rows + i];
+      for (size_t j = 0; j < nc; ++j) x[i * cols + c0 + j] = t[j * ld + i];
   }
 }
 
@@ -143,9 +143,9 @@ void fake_quantize_unfused(BlockFormat f, const float* x, size_t rows, size_t co
                            float* out, bool first) {
   const size_t n = rows * cols;
   std::vector<float> t(x, x + n);
-  if (first) gather_columns(x, rows, cols, 0, cols, t.data());
+  if (first) gather_columns(x, rows, cols, 0, cols, t.data(), rows);
   const std::vector<float> d = dequantize(quantize(f, t, first ? cols : rows, first ? rows : cols, opt));
-  if (first) scatter_columns(d.data(), rows, cols, 0, cols, out);
+  if (first) scatter_columns(d.data(), rows, rows, cols, 0, cols, out);
   else std::memcpy(out, d.data(), n * sizeof(float));
 }
 
@@ -188,27 +188,41 @@ void fake_quantize(BlockFormat f, const float* x, size_t rows, size_t cols, cons
   // whatever reads it next (the GEMM).
   constexpr size_t kCachedBytes = size_t{32} << 20;
   const bool stream = !first && R * C * sizeof(float) > kCachedBytes;
+  // Row stride of the view rows in the chunk buffers along the first axis: padded by 16 floats, so
+  // that the transposes' 16 rows are not a power of two apart (4 KiB apart for 1024-row tensors,
+  // which the loads and stores then alias on). NVFP4 2D needs its tiles' rows contiguous.
+  const size_t ld = first && !opt.two_d ? C + 16 : C;
+  // Calls fn(j0, n) over the chunk's view rows: all at once when they are contiguous, else each.
+  auto row_groups = [&](size_t nr, auto&& fn) {
+    if (ld == C) fn(size_t{0}, nr);
+    else
+      for (size_t j = 0; j < nr; ++j) fn(j, size_t{1});
+  };
   std::vector<int8_t> signs;
   if (opt.rht != 0) rht_signs(opt.rht, opt.rht_seeded || opt.rht != 16, opt.rht_seed, signs);
 
   // The view rows [r0, r0 + nr) of src (laid out as x) in view layout, through the RHT if rht.
+  // Row j of the result is at j * ld.
   auto load = [&](const float* src, size_t r0, size_t nr, bool rht, Scratch& s) -> const float* {
-    const size_t n = nr * C;
     const float* v = src + r0 * C;
     if (first) {
-      float* t = sized(s.in, n);
-      gather_columns(src, rows, cols, r0, nr, t);
+      float* t = sized(s.in, nr * ld);
+      gather_columns(src, rows, cols, r0, nr, t, ld);
       v = t;
     }
     if (!rht) return v;
-    float* r = sized(s.rot, n);
-    rht_apply_to(std::span<const float>(v, n), std::span<float>(r, n), C, opt.rht, signs, opt.rht_bf16);
+    float* r = sized(s.rot, nr * ld);
+    row_groups(nr, [&](size_t j0, size_t n) {
+      rht_apply_to(std::span<const float>(v + j0 * ld, n * C), std::span<float>(r + j0 * ld, n * C), C, opt.rht, signs,
+                   opt.rht_bf16);
+    });
     return r;
   };
-  // Where the dequantized view rows go: straight into out, or through a buffer along the first axis.
-  auto dest = [&](size_t r0, size_t nr, Scratch& s) { return first ? sized(s.deq, nr * C) : out + r0 * C; };
+  // Where the dequantized view rows go (row j at j * ld): straight into out, or through a buffer
+  // along the first axis.
+  auto dest = [&](size_t r0, size_t nr, Scratch& s) { return first ? sized(s.deq, nr * ld) : out + r0 * C; };
   auto store = [&](const float* d, size_t r0, size_t nr) {
-    if (first) scatter_columns(d, rows, cols, r0, nr, out);
+    if (first) scatter_columns(d, ld, rows, cols, r0, nr, out);
   };
   auto rows_of = [&](size_t c, size_t& r0) {
     r0 = c * chunk_rows;
@@ -227,7 +241,9 @@ void fake_quantize(BlockFormat f, const float* x, size_t rows, size_t cols, cons
         const size_t n = nr * C;
         if (first) {
           const float* v = load(x, r0, nr, true, s);
-          chunk_amax[c] = tensor_amax(v, n);
+          float m = 0.0f;
+          row_groups(nr, [&](size_t j0, size_t k) { m = std::max(m, tensor_amax(v + j0 * ld, k * C)); });
+          chunk_amax[c] = m;
           store(v, r0, nr);
         } else {  // straight into out (x itself when in place: the RHT allows in == out)
           rht_apply_to(std::span<const float>(x + r0 * C, n), std::span<float>(out + r0 * C, n), C, opt.rht, signs,
@@ -254,9 +270,12 @@ void fake_quantize(BlockFormat f, const float* x, size_t rows, size_t cols, cons
       const float* v = load(src, r0, nr, false, s);
       uint8_t* codes = sized(s.codes, n);
       uint8_t* scales = sized(s.scales, n / 16);
-      quantize_nvfp4_rows(v, nr, C, opt, ts, r0 * C, nullptr, codes, scales, false);
       float* d = dest(r0, nr, s);
-      dequant_blocks(fi, codes, scales, nullptr, n / 16, ts.s_dec, d, stream);
+      row_groups(nr, [&](size_t j0, size_t k) {
+        const size_t o = j0 * C;
+        quantize_nvfp4_rows(v + j0 * ld, k, C, opt, ts, r0 * C + o, nullptr, codes + o, scales + o / 16, false);
+        dequant_blocks(fi, codes + o, scales + o / 16, nullptr, k * C / 16, ts.s_dec, d + j0 * ld, stream);
+      });
       store(d, r0, nr);
       fence(stream);
     });
@@ -269,16 +288,19 @@ void fake_quantize(BlockFormat f, const float* x, size_t rows, size_t cols, cons
     const size_t n = nr * C, nb = n / B;
     const float* v = load(x, r0, nr, opt.rht != 0, s);
     uint8_t* codes = sized(s.codes, n);
+    uint8_t* scales = sized(s.scales, nb);
+    uint32_t* words = sized(s.words, nb);
     float* d = dest(r0, nr, s);
-    if (f == BlockFormat::Hif4) {
-      uint32_t* words = sized(s.words, nb);
-      quantize_hif4(v, nb, opt, codes, words, r0 * C);
-      dequant_blocks(fi, codes, nullptr, words, nb, 1.0f, d, stream);
-    } else {
-      uint8_t* scales = sized(s.scales, nb);
-      quantize_mx(f, v, nb, opt, codes, scales, r0 * C);
-      dequant_blocks(fi, codes, scales, nullptr, nb, 1.0f, d, stream);
-    }
+    row_groups(nr, [&](size_t j0, size_t k) {
+      const size_t o = j0 * C, kb = k * C / B;
+      if (f == BlockFormat::Hif4) {
+        quantize_hif4(v + j0 * ld, kb, opt, codes + o, words + o / B, r0 * C + o);
+        dequant_blocks(fi, codes + o, nullptr, words + o / B, kb, 1.0f, d + j0 * ld, stream);
+      } else {
+        quantize_mx(f, v + j0 * ld, kb, opt, codes + o, scales + o / B, r0 * C + o);
+        dequant_blocks(fi, codes + o, scales + o / B, nullptr, kb, 1.0f, d + j0 * ld, stream);
+      }
+    });
     store(d, r0, nr);
     fence(stream);
   });
