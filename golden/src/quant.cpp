@@ -242,7 +242,7 @@ FP4SIM_INLINE uint8_t ue4m3_rne_sat(float f) {
 }  // namespace
 
 void quant_detail::check_shape(const BlockFormatInfo& fi, size_t xsize, size_t rows, size_t cols,
-                 const QuantOptions& opt) {
+                               const QuantOptions& opt) {
   if (xsize != rows * cols) {
     throw std::invalid_argument("input has " + std::to_string(xsize) + " values, expected rows*cols = " +
                                 std::to_string(rows * cols));
@@ -861,7 +861,8 @@ float quant_detail::tensor_amax(const float* x, size_t n) {
 // output is too large to stay in cache (the vector 1x16 kernels then write it with streaming
 // stores; codes and scales 16-byte aligned).
 void quant_detail::quantize_nvfp4_rows(const float* x, size_t rows, size_t cols, const QuantOptions& opt,
-                                       Nvfp4TensorScale ts, uint64_t first_index, const uint32_t* bmax, uint8_t* codes, uint8_t* scales, bool stream) {
+                                       Nvfp4TensorScale ts, uint64_t first_index, const uint32_t* bmax,
+                                       uint8_t* codes, uint8_t* scales, bool stream) {
   const size_t sc = cols / 16;
   const bool sr = opt.rounding == Rounding::Sr;
 #if defined(__x86_64__)

@@ -516,7 +516,8 @@ FP4SIM_AVX512_INLINE void dequant_blocks_avx512_impl(const BlockFormatInfo& fi, 
     const __m512 g = _mm512_set1_ps(gs);
     for (size_t b = 0; b < nb; ++b) {
       const float s = st[scales[b]];
-      const __m512 v = s != s ? qnan : _mm512_mul_ps(_mm512_mul_ps(dequant_elems_16(codes + 16 * b, four, t16, et), _mm512_set1_ps(s)), g);
+      const __m512 q = dequant_elems_16(codes + 16 * b, four, t16, et);
+      const __m512 v = s != s ? qnan : _mm512_mul_ps(_mm512_mul_ps(q, _mm512_set1_ps(s)), g);
       store16<Stream>(out + 16 * b, v);
     }
     return;
@@ -536,8 +537,10 @@ FP4SIM_AVX512_INLINE void dequant_blocks_avx512_impl(const BlockFormatInfo& fi, 
       const __m512i wv = set1(w), sv = _mm512_castps_si512(_mm512_set1_ps(s));
       for (int k = 0; k < 4; ++k) {
         const __m512i e = _mm512_add_epi32(lane, set1(16u * static_cast<uint32_t>(k)));
-        const __m512i l2 = _mm512_and_si512(_mm512_srlv_epi32(wv, _mm512_add_epi32(_mm512_srli_epi32(e, 3), set1(8))), one);
-        const __m512i l3 = _mm512_and_si512(_mm512_srlv_epi32(wv, _mm512_add_epi32(_mm512_srli_epi32(e, 2), set1(16))), one);
+        const __m512i sh2 = _mm512_add_epi32(_mm512_srli_epi32(e, 3), set1(8));
+        const __m512i sh3 = _mm512_add_epi32(_mm512_srli_epi32(e, 2), set1(16));
+        const __m512i l2 = _mm512_and_si512(_mm512_srlv_epi32(wv, sh2), one);
+        const __m512i l3 = _mm512_and_si512(_mm512_srlv_epi32(wv, sh3), one);
         // s * 2^level by the exponent field: s is a normal float of at least 2^-48
         const __m512 m = _mm512_castsi512_ps(_mm512_add_epi32(sv, _mm512_slli_epi32(_mm512_add_epi32(l2, l3), 23)));
         store16<Stream>(ob + 16 * k, _mm512_mul_ps(dequant_elems_16(codes + 64 * b + 16 * k, four, t16, et), m));
@@ -548,7 +551,8 @@ FP4SIM_AVX512_INLINE void dequant_blocks_avx512_impl(const BlockFormatInfo& fi, 
   for (size_t b = 0; b < nb; ++b) {  // MX: 32 elements times a power of two
     const float s = st[scales[b]];
     for (int h = 0; h < 2; ++h) {
-      const __m512 v = s != s ? qnan : _mm512_mul_ps(dequant_elems_16(codes + 32 * b + 16 * h, four, t16, et), _mm512_set1_ps(s));
+      const __m512 q = dequant_elems_16(codes + 32 * b + 16 * h, four, t16, et);
+      const __m512 v = s != s ? qnan : _mm512_mul_ps(q, _mm512_set1_ps(s));
       store16<Stream>(out + 32 * b + 16 * h, v);
     }
   }

@@ -137,8 +137,12 @@ void fake_quantize_py(nb::ndarray<const float, nb::c_contig, nb::device::cpu> x,
   QuantOptions o = quant_options(rounding, sr_seed, stream, scale_rule, pts, two_d, rht, rht_bf16, "te", threads);
   o.rht_seed = rht_seed;
   o.rht_seeded = rht_seeded;
-  if (x.size() != rows * cols) throw std::invalid_argument("x has " + std::to_string(x.size()) + " values, expected rows*cols");
-  if (out.size() != x.size()) throw std::invalid_argument("out has " + std::to_string(out.size()) + " values, x " + std::to_string(x.size()));
+  if (x.size() != rows * cols) {
+    throw std::invalid_argument("x has " + std::to_string(x.size()) + " values, expected rows*cols");
+  }
+  if (out.size() != x.size()) {
+    throw std::invalid_argument("out has " + std::to_string(out.size()) + " values, x " + std::to_string(x.size()));
+  }
   nb::gil_scoped_release nogil;
   fake_quantize(f, x.data(), rows, cols, o, out.data(), first_axis ? BlockAxis::First : BlockAxis::Last);
 }
