@@ -203,12 +203,12 @@ def blocks(path):
         m = re.match(r"Estimated number of transistors:\s+(\d+)", s)
         if m:
             mods[cur]["tr"] = int(m.group(1)); continue
+        m = re.match(r"(\S+)\s+(\d+)$", s)
+        if m and in_hier and not m.group(1).startswith("$_"):  # an instance count ($paramod names too)
+            hier[m.group(1)] = int(m.group(2)); continue
         m = re.match(r"(\$\S+)\s+(\d+)$", s)
         if m:
-            mods[cur]["types"][m.group(1)] = int(m.group(2)); continue
-        m = re.match(r"(\S+)\s+(\d+)$", s)
-        if m and in_hier:
-            hier[m.group(1)] = int(m.group(2))
+            mods[cur]["types"][m.group(1)] = int(m.group(2))
     return mods, hier
 
 def short(mod):
@@ -264,7 +264,7 @@ def breakdown(n, groups):
     for mod, d in cm.items():
         if mod == "design hierarchy":
             continue
-        inst = next((c for h, c in hier.items() if h == mod), 1) if hier else 1
+        inst = next((c for h, c in hier.items() if h == mod or short(h) == short(mod)), 1) if hier else 1
         g = next((gname for gname, pats in groups.items() if any(p in short(mod) for p in pats)), "other")
         ff = flops(d["types"])
         a = res.setdefault(g, [0, 0, 0])
@@ -276,8 +276,8 @@ if "hif4_pe" in per and len(cols) > 1:
     groups = {
         "element products + integer tree": ["hif4_dot64", "fp4_dot16"],
         "scale products, application, alignment, FP32 accumulate / round":
-            ["hif4_scale", "nvfp4_scale", "fp4sim_fp32_add", "fp4sim_fix_add", "bs_k64_scale", "bs_k64_sum",
-             "fp4sim_fix_to_fp32_rz", "fp4sim_lzc", "fp4sim_prefix_add"],
+            ["hif4_scale", "nvfp4_scale", "fp4sim_fp32_add", "fp4sim_fix_add", "bs_k64_", "fp4sim_csa_",
+             "fp4sim_special", "fp4sim_fix_to_fp32_rz", "fp4sim_lzc", "fp4sim_prefix_add"],
         "pipeline registers": ["fp4sim_pipe_reg", "fp4sim_pipe_chain", "fp4sim_pe_shell"],
     }
     bd = {n: breakdown(n, groups) for n in cols}

@@ -12,18 +12,24 @@
 #   3. every decoder the units use == golden's decode, for every code: the references are written by
 #      gen_decode_ref (rtl/formal/gen_decode_ref.cpp, linked with the golden library; CMake target
 #      gen_decode_ref), the checks are rtl/formal/decode_checks.sv.
-#   4. the arithmetic leaves == behavioural references written from golden's functions line by line
-#      (rtl/formal/arith_ref.sv; checks rtl/formal/arith_checks.sv; scale and lane values from
-#      gen_decode_ref's golden decoders): fp4sim_fix_to_fp32_rz == round_to_fp32(rn = false) for
-#      its three parameter sets, bs_k64_sum == from_trunc_sum of the carry-save pair, hif4_scale ==
-#      golden's group term, the FP32 adder pair stage by stage (prepare == its stage reference with
-#      outputs in the round stage's domain; round == golden round_to_fp32 RN of the exact sum, also
-#      as nvfp4_pts_mul's back end) (yosys sat), fp4_dot16's sum and flags and the round stages
-#      (ABC's iprove on miters, rtl/formal/arith_miters.sv), for every input within the callers'
-#      invariants. Opt-in: ARITH="add_round_nvfp4" (the round stage at W 49, about 90 s CPU),
-#      ARITH="fix_add" (fp4sim_fix_add_rne == golden add_rn, ABC, about 6 minutes). Written but open: ARITH="nvfp4_scale k64_scale_ue4m3 k64_scale_ue8m0" (sat),
-#      "add_compose_hif4 add_compose_nvfp4" (the adder's stage references composed == add_rn, ABC),
-#      "add_hif4 add_nvfp4" (the adder pair as one miter, ABC).
+#   4. the arithmetic and special-value leaves == behavioural references written from golden's
+#      functions line by line (rtl/formal/arith_ref.sv; checks rtl/formal/arith_checks.sv,
+#      special_checks.sv, nvfp4_scale_steps.sv; scale and lane values from gen_decode_ref's golden
+#      decoders), for every input within the callers' invariants: fp4sim_fix_to_fp32_rz (three
+#      parameter sets), bs_k64_sum, bs_k64_align, bs_k64_term, the 3:2 counter rows of bs_k64_csa,
+#      hif4_scale, nvfp4_scale by its four group steps, the FP32 adder pair stage by stage (prepare
+#      == its stage reference; round == golden round_to_fp32 RN, also as nvfp4_pts_mul's back end),
+#      fp4sim_special + fp4sim_special_apply as each unit wires them, bs_k32_front's special
+#      outcome, the scale blocks' NaN (yosys sat), fp4_dot16's sum and flags and the round stages
+#      (ABC's iprove on miters, rtl/formal/arith_miters.sv). docs/rtl.md composes them per unit.
+#      Opt-in: ARITH="add_round_nvfp4" (the round stage at W 49, about 90 s CPU), "fix_add"
+#      (fp4sim_fix_add_rne == golden add_rn, ABC, about 6 minutes), "k32_front" (bs_k32_front's
+#      lane terms, one sat per lane, about 45 s each; K32_LANES="0 5" a subset), "k64_csa_ue4m3"
+#      (bs_k64_csa whole, about 3 minutes). Written, open: "k32_front_max" (bs_k32_front's max tree
+#      against golden's scan), "k32_combine" (bs_k32_combine whole, ABC; proven instead by its steps). Written but open: "nvfp4_scale k64_scale_ue4m3 k64_scale_ue8m0
+#      k64_csa_ue8m0" (whole modules, composed from their leaves instead), "add_compose_hif4
+#      add_compose_nvfp4" (the adder's stage references composed == add_rn, ABC), "add_hif4
+#      add_nvfp4" (the adder pair as one miter, ABC).
 #   MUTANTS=1: instead, plants one arithmetic bug at a time into a copy of the RTL (sed, in
 #      OUTDIR/mutants/, rtl/*.sv untouched) and checks that the proof of that leaf FAILS for each.
 # Prints one line per proof and the count; exit 0 when all hold, 1 otherwise (2: tools missing).
@@ -197,7 +203,7 @@ fi
 # arith_script ID RTLDIR: the yosys script of proof ID on the RTL files in RTLDIR (rtl/ or a mutant
 # copy); the references are rtl/formal/arith_ref.sv (and decode_ref.sv for the lane values).
 arith_script() {
-  local id=$1 d=$2 aig=${3:-} top cp="" files  # aig: write the miter graph there (engine abc)
+  local id=$1 d=$2 aig=${3:-} top cp="" files post=""  # aig: write the miter graph there (engine abc)
   files="$d/fp4sim_pkg.sv $d/fp4sim_lzc.sv"
   case $id in
     rz_k64_ue4m3) top=chk_fix_to_fp32_rz cp="chparam -set MagW 50 -set Frac 35 $top"
@@ -241,6 +247,9 @@ arith_script() {
                   top=chk_$id files="$files $d/fp4sim_csa_3to2.sv $d/bs_k64_csa.sv" ;;
     csa_3to2_50)  top=chk_csa_3to2 cp="chparam -set W 50 $top" files="$files $d/fp4sim_csa_3to2.sv" ;;
     csa_3to2_56)  top=chk_csa_3to2 cp="chparam -set W 56 $top" files="$files $d/fp4sim_csa_3to2.sv" ;;
+    k32_combine_step | k32_combine_cterm | k32_combine_chain)
+                  top=chk_$id files="$files $d/fp4sim_dp_pkg.sv $d/fp4sim_special_apply.sv $d/fp4sim_fix_to_fp32_rz.sv"
+                  files="$files $d/bs_k32_combine.sv" post=rtl/formal/k32_combine_steps.sv ;;
     k32_front | k32_front_max | k32_combine)
                   top=$(arith_top "$id" chk_$id miter_$id) files="$files $d/fp4sim_dp_pkg.sv $d/fp4sim_special.sv $d/fp4sim_special_apply.sv"
                   files="$files $d/fp4sim_fix_to_fp32_rz.sv $d/bs_k32_front.sv $d/bs_k32_combine.sv $OUT/decode_ref.sv" ;;
@@ -282,7 +291,7 @@ arith_script() {
           hierarchy -check -top $top; proc; flatten; memory_map; opt; chformal -remove
           techmap; opt; setundef -anyseq; opt; aigmap; write_aiger $aig"
   else
-    echo "read_verilog -sv -formal $files rtl/formal/arith_ref.sv rtl/formal/arith_checks.sv
+    echo "read_verilog -sv -formal $files rtl/formal/arith_ref.sv rtl/formal/arith_checks.sv $post
           $cp
           hierarchy -check -top $top; proc; flatten; memory_map; opt
           sat -set-assumes -verify -prove ok_o 1 -show-inputs $top"
@@ -350,7 +359,10 @@ arith_name() {
     csa_3to2_56)  echo "fp4sim_csa_3to2 (W 56, bs_k64_csa UE8M0): x + y + z == sum + carry mod 2^W" ;;
     k32_front_max) echo "bs_k32_front's largest exponent == golden bw_fused_step's max_e (finite outcome)" ;;
     k32_front)    echo "bs_k32_front's lane products, signs, alignment distances and C term == golden bw_fused_step's, lane by lane (${K32_LANES:-all 32}; finite outcome)" ;;
-    k32_combine)  echo "bs_k32_combine == golden bw_fused_step's truncated sum and from_trunc_sum" ;;
+    k32_combine)  echo "bs_k32_combine == golden bw_fused_step's truncated sum and from_trunc_sum (ABC, whole)" ;;
+    k32_combine_chain) echo "bs_k32_combine == C's term, 32 lane steps, its conversion and special outcome" ;;
+    k32_combine_step)  echo "bs_k32_combine's lane step adds golden shift_trunc(p, 23 - p_sh) mod 2^39, in range" ;;
+    k32_combine_cterm) echo "bs_k32_combine's C term == golden shift_trunc(mc, 2 - c_sh), in range" ;;
     special_grouped) echo "fp4sim_special + _apply (bs_dot_k64, hif4_pe, nvfp4_pe64) == golden's NaN / Inf returns for scale NaN and C" ;;
     special_k32)  echo "bs_k32_front's special outcome + fp4sim_special_apply == golden bw_fused_step's IEEE outcome on the operands" ;;
     special_ieee) echo "fp4sim_special + _apply == the IEEE outcome of a sum of terms and C (nvfp4_pts_mul's use)" ;;
@@ -361,9 +373,12 @@ arith_name() {
 }
 # The default set (CTest), the slowest first: the ABC proofs, then yosys sat. Opt-in (slow):
 # add_round_nvfp4 (about 90 s CPU), fix_add (about 6 minutes).
-ARITH=${ARITH:-"dot16 add_round_hif4 hif4_scale k64_sum_ue8m0 k64_sum_ue4m3
-  pts_round add_prep_nvfp4 add_prep_hif4 rz_k64_ue4m3 rz_k64_ue8m0 rz_k32
-  special_k32 special_grouped special_ieee scale_nan_k64_ue4m3 scale_nan_k64_ue8m0 scale_nan_nvfp4"}
+ARITH=${ARITH:-"dot16 add_round_hif4 k64_align_ue8m0 hif4_scale k64_sum_ue8m0 k64_sum_ue4m3
+  k64_align_ue4m3 pts_round add_prep_nvfp4 add_prep_hif4 rz_k64_ue4m3 rz_k64_ue8m0 rz_k32
+  special_k32 special_grouped special_ieee scale_nan_k64_ue4m3 scale_nan_k64_ue8m0 scale_nan_nvfp4
+  k64_term_ue4m3 k64_term_ue8m0 csa_3to2_50 csa_3to2_56
+  nvfp4_scale_grp nvfp4_scale_chain nvfp4_scale_add nvfp4_scale_fin
+  k32_combine_chain k32_combine_step k32_combine_cterm"}
 arith_needs_decode() {  # the proofs that read gen_decode_ref's golden decoders
   case $1 in dot16* | hif4_scale | nvfp4_scale | nvfp4_scale_grp* | k64_scale_* | k64_align_* | k64_term_* | k32_* | special_* | scale_nan_*) return 0 ;; esac; return 1
 }
@@ -411,7 +426,9 @@ k64_term_ue4m3#bs_k64_term.sv#s/ ^ {TW{sum_i\[12\]}};/;/#negative group terms no
 k64_term_ue8m0#bs_k64_term.sv#s/n_mag = NW'"'"'(s_mag) \* NW'"'"'(sprod);/n_mag = NW'"'"'(s_mag) * NW'"'"'(sig_a_i);/#the B scale significand dropped from the product
 k64_align_ue4m3#bs_k64_align.sv#s/{c_sig, {(Frac - 23){1'"'"'b0}}} >> shc/{c_sig, {(Frac - 22){1'"'"'b0}}} >> shc/#C term one place too far left
 k64_align_ue8m0#bs_k64_align.sv#s/  max_e = c_e;/  max_e = EW'"'"'(-126);/#C left out of the largest exponent
-csa_3to2_50#fp4sim_csa_3to2.sv#s/ << 1;/;/#counter carries not moved up one place'
+csa_3to2_50#fp4sim_csa_3to2.sv#s/ << 1;/;/#counter carries not moved up one place
+k32_combine_chain#bs_k32_combine.sv#s/{p_mag_i\[k\*8 +: 8\], 23'"'"'d0}/{p_mag_i[k*8 +: 8], 22'"'"'d0}/#lane terms one place too far right
+k32_combine_chain#bs_k32_combine.sv#s/total  = (TW'"'"'(xc_mag) ^ {TW{c_neg_i}}) + TW'"'"'(c_neg_i);/total  = TW'"'"'(xc_mag) ^ {TW{c_neg_i}};/#negative C without its +1 carry-in'
 if [ "$MUTANTS" != 0 ]; then
   need_decode_ref || fail_now "mutants: no decode reference ($GEN missing or failed)"
   n=0

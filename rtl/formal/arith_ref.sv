@@ -2,6 +2,46 @@
 // from golden's C++ line by line; the comment beside a line names the golden line it mirrors.
 // They are references only: no synthesis, no speed concerns, C's int is `int` (32-bit signed) here.
 
+// golden/include/fp4sim/mma_core.hpp helpers of the Blackwell steps, shared by the checks.
+package ref_golden_pkg;
+  // shift_trunc(v, s): trunc(v * 2^s), an exact shift left or a shift right toward zero (callers
+  // keep |v| * 2^s < 2^62).
+  function automatic logic signed [63:0] shift_trunc(input logic signed [63:0] v, input int s);
+    logic [63:0] m;
+    m = v[63] ? 64'(-v) : 64'(v);                             // a = |v|
+    m = m >> (-s);                                            // a >> -s
+    if (s >= 0) shift_trunc = v <<< s;                        // v * (1 << s)
+    else if (s <= -63) shift_trunc = '0;                      // if (s <= -63) return 0
+    else shift_trunc = v[63] ? -$signed(m) : $signed(m);      // v < 0 ? -t : t
+  endfunction
+endpackage
+
+// N scale pairs decoded by gen_decode_ref's golden decoders (UE4M3 or UE8M0), each a dec_t
+// {nan, inf, neg, exp[8:0], sig[3:0]} (care masks unused: every field the checks read is cared for
+// the codes they read it for).
+module ref_dec_scales #(
+  parameter int unsigned ScaleFmt = 0,  // 0: UE4M3, 1: UE8M0
+  parameter int unsigned N        = 4
+) (
+  input  logic [N*8-1:0]  sfa_i,
+  input  logic [N*8-1:0]  sfb_i,
+  output logic [N*16-1:0] da_o,
+  output logic [N*16-1:0] db_o
+);
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic [N*16-1:0] ca, cb;
+  /* verilator lint_on UNUSEDSIGNAL */
+  for (genvar j = 0; j < N; j++) begin : g_dec
+    if (ScaleFmt == 0) begin : g_ue4m3
+      ref_dec_ue4m3 u_da (.code_i(sfa_i[j*8 +: 8]), .dec_o(da_o[j*16 +: 16]), .care_o(ca[j*16 +: 16]));
+      ref_dec_ue4m3 u_db (.code_i(sfb_i[j*8 +: 8]), .dec_o(db_o[j*16 +: 16]), .care_o(cb[j*16 +: 16]));
+    end else begin : g_ue8m0
+      ref_dec_ue8m0 u_da (.code_i(sfa_i[j*8 +: 8]), .dec_o(da_o[j*16 +: 16]), .care_o(ca[j*16 +: 16]));
+      ref_dec_ue8m0 u_db (.code_i(sfb_i[j*8 +: 8]), .dec_o(db_o[j*16 +: 16]), .care_o(cb[j*16 +: 16]));
+    end
+  end
+endmodule
+
 // golden/include/fp4sim/exact.hpp round_to_fp32(neg, mag, e0, sticky, rn): (-1)^neg * mag * 2^e0
 // (+ a nonzero tail below bit 0 when sticky) to FP32 bits, RN-even (rn) or toward zero.
 module ref_round_to_fp32 (

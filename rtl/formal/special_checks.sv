@@ -142,20 +142,12 @@ module chk_scale_nan_k64 #(
   localparam int unsigned NumSc = 64 / Block;
   localparam int unsigned TW    = 58 - ((ScaleFmt == 0) ? 8 : 2);
   /* verilator lint_off UNUSEDSIGNAL */
-  logic [NumSc*16-1:0] da, db, ca, cb;
+  logic [NumSc*16-1:0] da, db;
   logic [TW-1:0]       s_o, c_o;
   logic [11:0]         max_e;
   /* verilator lint_on UNUSEDSIGNAL */
   logic                nan, want;
-  for (genvar j = 0; j < NumSc; j++) begin : g_dec
-    if (ScaleFmt == 0) begin : g_ue4m3
-      ref_dec_ue4m3 u_da (.code_i(sfa_i[j*8 +: 8]), .dec_o(da[j*16 +: 16]), .care_o(ca[j*16 +: 16]));
-      ref_dec_ue4m3 u_db (.code_i(sfb_i[j*8 +: 8]), .dec_o(db[j*16 +: 16]), .care_o(cb[j*16 +: 16]));
-    end else begin : g_ue8m0
-      ref_dec_ue8m0 u_da (.code_i(sfa_i[j*8 +: 8]), .dec_o(da[j*16 +: 16]), .care_o(ca[j*16 +: 16]));
-      ref_dec_ue8m0 u_db (.code_i(sfb_i[j*8 +: 8]), .dec_o(db[j*16 +: 16]), .care_o(cb[j*16 +: 16]));
-    end
-  end
+  ref_dec_scales #(.ScaleFmt(ScaleFmt), .N(NumSc)) u_dec (.sfa_i(sfa_i), .sfb_i(sfb_i), .da_o(da), .db_o(db));
   bs_k64_scale #(.ScaleFmt(ScaleFmt), .Block(Block)) u_dut (.sum_i(sum_i), .sfa_i(sfa_i),
     .sfb_i(sfb_i), .c_i(c_i), .sum_o(s_o), .carry_o(c_o), .max_e_o(max_e), .nan_o(nan));
   always_comb begin
@@ -191,15 +183,12 @@ module chk_scale_nan_nvfp4 (
   output logic            ok_o
 );
   /* verilator lint_off UNUSEDSIGNAL */
-  logic [4*16-1:0] da, db, ca, cb;
+  logic [4*16-1:0] da, db;
   logic            t_neg;
   logic [48:0]     t_mag;
   /* verilator lint_on UNUSEDSIGNAL */
   logic            nan, want;
-  for (genvar g = 0; g < 4; g++) begin : g_dec
-    ref_dec_ue4m3 u_da (.code_i(sfa_i[g*8 +: 8]), .dec_o(da[g*16 +: 16]), .care_o(ca[g*16 +: 16]));
-    ref_dec_ue4m3 u_db (.code_i(sfb_i[g*8 +: 8]), .dec_o(db[g*16 +: 16]), .care_o(cb[g*16 +: 16]));
-  end
+  ref_dec_scales #(.ScaleFmt(0), .N(4)) u_dec (.sfa_i(sfa_i), .sfb_i(sfb_i), .da_o(da), .db_o(db));
   nvfp4_scale u_dut (.sum_i(sum_i), .all_zero_i(all_zero_i), .all_neg_i(all_neg_i), .sfa_i(sfa_i),
     .sfb_i(sfb_i), .t_neg_o(t_neg), .t_mag_o(t_mag), .nan_o(nan));
   always_comb begin
