@@ -20,13 +20,13 @@
 #      hif4_scale, nvfp4_scale by its four group steps, the FP32 adder pair stage by stage (prepare
 #      == its stage reference; round == golden round_to_fp32 RN, also as nvfp4_pts_mul's back end),
 #      fp4sim_special + fp4sim_special_apply as each unit wires them, bs_k32_front's special
-#      outcome, the scale blocks' NaN (yosys sat), fp4_dot16's sum and flags and the round stages
+#      outcome, bs_k32_combine by its lane steps (yosys sat), fp4_dot16's sum and flags and the round stages
 #      (ABC's iprove on miters, rtl/formal/arith_miters.sv). docs/rtl.md composes them per unit.
 #      Opt-in: ARITH="add_round_nvfp4" (the round stage at W 49, about 90 s CPU), "fix_add"
 #      (fp4sim_fix_add_rne == golden add_rn, ABC, about 6 minutes), "k32_front" (bs_k32_front's
 #      lane terms, one sat per lane, about 45 s each; K32_LANES="0 5" a subset), "k64_csa_ue4m3"
 #      (bs_k64_csa whole, about 3 minutes). Written, open: "k32_front_max" (bs_k32_front's max tree
-#      against golden's scan), "k32_combine" (bs_k32_combine whole, ABC; proven instead by its steps). Written but open: "nvfp4_scale k64_scale_ue4m3 k64_scale_ue8m0
+#      against golden's scan). Written but open: "nvfp4_scale k64_scale_ue4m3 k64_scale_ue8m0
 #      k64_csa_ue8m0" (whole modules, composed from their leaves instead), "add_compose_hif4
 #      add_compose_nvfp4" (the adder's stage references composed == add_rn, ABC), "add_hif4
 #      add_nvfp4" (the adder pair as one miter, ABC).
@@ -250,26 +250,12 @@ arith_script() {
     k32_combine_step | k32_combine_cterm | k32_combine_chain)
                   top=chk_$id files="$files $d/fp4sim_dp_pkg.sv $d/fp4sim_special_apply.sv $d/fp4sim_fix_to_fp32_rz.sv"
                   files="$files $d/bs_k32_combine.sv" post=rtl/formal/k32_combine_steps.sv ;;
-    k32_front | k32_front_max | k32_combine)
-                  top=$(arith_top "$id" chk_$id miter_$id) files="$files $d/fp4sim_dp_pkg.sv $d/fp4sim_special.sv $d/fp4sim_special_apply.sv"
-                  files="$files $d/fp4sim_fix_to_fp32_rz.sv $d/bs_k32_front.sv $d/bs_k32_combine.sv $OUT/decode_ref.sv" ;;
+    k32_front | k32_front_max)
+                  top=chk_$id files="$files $d/fp4sim_dp_pkg.sv $d/fp4sim_special.sv $d/bs_k32_front.sv"
+                  files="$files $OUT/decode_ref.sv" ;;
     special_*)    top=chk_$id files="$files $d/fp4sim_dp_pkg.sv $d/fp4sim_special.sv $d/fp4sim_special_apply.sv"
                   files="$files $d/bs_k32_front.sv $OUT/decode_ref.sv rtl/formal/special_checks.sv" ;;
-    scale_nan_*)  top=chk_$id files="$files $d/bs_k64_align.sv $d/bs_k64_term.sv $d/fp4sim_csa_3to2.sv $d/bs_k64_csa.sv $d/bs_k64_scale.sv $d/nvfp4_scale.sv $OUT/decode_ref.sv"
-                  files="$files rtl/formal/special_checks.sv" ;;
   esac
-  if [ "$id" = nvfp4_scale_grp_split ]; then
-    # One sat per pair of scale significands (golden decoders' values; 256 cases, about 17 s each):
-    # each fixes the product mA * mB, where the whole lemma gets no answer. NVFP4_SIGS: a subset.
-    local a b sats=""
-    for a in ${NVFP4_SIGS:-$(seq 0 15)}; do for b in $(seq 0 15); do
-      sats="$sats
-          sat -set-assumes -set u_da.dec_o[3:0] 4'd$a -set u_db.dec_o[3:0] 4'd$b -verify -prove ok_o 1"
-    done; done
-    echo "read_verilog -sv -formal $files rtl/formal/nvfp4_scale_steps.sv $OUT/decode_ref.sv
-          hierarchy -check -top chk_nvfp4_scale_grp; proc; flatten; memory_map; opt$sats"
-    return
-  fi
   if [ "$id" = k32_front ]; then
     # One sat per lane (K32_LANES: a subset; default all 32, about 45 s each): the lanes' terms
     # against golden's with the largest exponent from the DUT (k32_front_max proves it golden's).
@@ -299,7 +285,7 @@ arith_script() {
 }
 arith_engine() {  # yosys sat, or ABC's iprove on the miter (rtl/formal/arith_miters.sv)
   case $1 in
-    dot16 | fix_add | add_hif4 | add_nvfp4 | add_round_* | add_compose_* | k32_combine) echo abc ;;
+    dot16 | fix_add | add_hif4 | add_nvfp4 | add_round_* | add_compose_*) echo abc ;;
     *) echo sat ;;
   esac
 }
@@ -344,7 +330,6 @@ arith_name() {
     nvfp4_scale)  echo "nvfp4_scale == golden exact sum of the four scaled group terms, zero sign, NaN" ;;
     nvfp4_scale_chain) echo "nvfp4_scale == its four group steps and final sign / magnitude" ;;
     nvfp4_scale_grp) echo "nvfp4_scale's group step from total 0 == golden group term, zero sign, NaN" ;;
-    nvfp4_scale_grp_split) echo "nvfp4_scale's group step from total 0 == golden group term, split by scale significands (${NVFP4_SIGS:-all})" ;;
     nvfp4_scale_add) echo "nvfp4_scale's group step: step(total) == total + step(0)" ;;
     nvfp4_scale_fin) echo "nvfp4_scale's final sign / magnitude == the 50-bit total's" ;;
     k64_scale_ue4m3) echo "bs_k64_scale (UE4M3, block 16) == golden bw_grouped_step's max_e and truncated sum t, NaN" ;;
@@ -359,28 +344,24 @@ arith_name() {
     csa_3to2_56)  echo "fp4sim_csa_3to2 (W 56, bs_k64_csa UE8M0): x + y + z == sum + carry mod 2^W" ;;
     k32_front_max) echo "bs_k32_front's largest exponent == golden bw_fused_step's max_e (finite outcome)" ;;
     k32_front)    echo "bs_k32_front's lane products, signs, alignment distances and C term == golden bw_fused_step's, lane by lane (${K32_LANES:-all 32}; finite outcome)" ;;
-    k32_combine)  echo "bs_k32_combine == golden bw_fused_step's truncated sum and from_trunc_sum (ABC, whole)" ;;
     k32_combine_chain) echo "bs_k32_combine == C's term, 32 lane steps, its conversion and special outcome" ;;
     k32_combine_step)  echo "bs_k32_combine's lane step adds golden shift_trunc(p, 23 - p_sh) mod 2^39, in range" ;;
     k32_combine_cterm) echo "bs_k32_combine's C term == golden shift_trunc(mc, 2 - c_sh), in range" ;;
     special_grouped) echo "fp4sim_special + _apply (bs_dot_k64, hif4_pe, nvfp4_pe64) == golden's NaN / Inf returns for scale NaN and C" ;;
     special_k32)  echo "bs_k32_front's special outcome + fp4sim_special_apply == golden bw_fused_step's IEEE outcome on the operands" ;;
     special_ieee) echo "fp4sim_special + _apply == the IEEE outcome of a sum of terms and C (nvfp4_pts_mul's use)" ;;
-    scale_nan_k64_ue4m3) echo "bs_k64_scale's NaN (UE4M3, block 16) == golden: a scale decodes to NaN" ;;
-    scale_nan_k64_ue8m0) echo "bs_k64_scale's NaN (UE8M0, block 32) == golden: a scale decodes to NaN" ;;
-    scale_nan_nvfp4) echo "nvfp4_scale's NaN == golden: a scale decodes to NaN" ;;
   esac
 }
 # The default set (CTest), the slowest first: the ABC proofs, then yosys sat. Opt-in (slow):
 # add_round_nvfp4 (about 90 s CPU), fix_add (about 6 minutes).
 ARITH=${ARITH:-"dot16 add_round_hif4 k64_align_ue8m0 hif4_scale k64_sum_ue8m0 k64_sum_ue4m3
   k64_align_ue4m3 pts_round add_prep_nvfp4 add_prep_hif4 rz_k64_ue4m3 rz_k64_ue8m0 rz_k32
-  special_k32 special_grouped special_ieee scale_nan_k64_ue4m3 scale_nan_k64_ue8m0 scale_nan_nvfp4
+  special_k32 special_grouped special_ieee
   k64_term_ue4m3 k64_term_ue8m0 csa_3to2_50 csa_3to2_56
   nvfp4_scale_grp nvfp4_scale_chain nvfp4_scale_add nvfp4_scale_fin
   k32_combine_chain k32_combine_step k32_combine_cterm"}
 arith_needs_decode() {  # the proofs that read gen_decode_ref's golden decoders
-  case $1 in dot16* | hif4_scale | nvfp4_scale | nvfp4_scale_grp* | k64_scale_* | k64_align_* | k64_term_* | k32_* | special_* | scale_nan_*) return 0 ;; esac; return 1
+  case $1 in dot16* | hif4_scale | nvfp4_scale | nvfp4_scale_grp* | k64_scale_* | k64_align_* | k64_term_* | k32_* | special_*) return 0 ;; esac; return 1
 }
 need_decode_ref() {  # the E2M1 value table (dot16) comes from gen_decode_ref
   [ -s "$OUT/decode_ref.sv" ] || { [ -x "$GEN" ] && "$GEN" "$OUT/decode_ref.sv" >"$OUT/gen_decode_ref.log" 2>&1; }
@@ -421,7 +402,7 @@ special_ieee#fp4sim_special.sv#s/if (nan || (pinf \&\& ninf)) begin/if (nan) beg
 special_grouped#fp4sim_special.sv#s/ninf  = ninf_i || (c_inf \&\& c_i\[31\]);/ninf  = ninf_i;/#C = -Inf loses its sign (+Inf)
 special_grouped#fp4sim_special_apply.sv#s/d_o = 32'"'"'h7FFF_FFFF;/d_o = 32'"'"'h7FC0_0000;/#NaN not the canonical 0x7FFFFFFF
 special_k32#bs_k32_front.sv#s/ | (da.inf \& db.zero) | (db.inf \& da.zero);/ | (da.inf \& db.zero);/#Inf * 0 missed when B is the infinite operand
-scale_nan_k64_ue8m0#bs_k64_align.sv#s/nan_o               = nan_o | da.nan | db.nan;/nan_o               = nan_o | da.nan;/#NaN of the B scales ignored
+k64_align_ue8m0#bs_k64_align.sv#s/nan_o               = nan_o | da.nan | db.nan;/nan_o               = nan_o | da.nan;/#NaN of the B scales ignored
 k64_term_ue4m3#bs_k64_term.sv#s/ ^ {TW{sum_i\[12\]}};/;/#negative group terms not inverted
 k64_term_ue8m0#bs_k64_term.sv#s/n_mag = NW'"'"'(s_mag) \* NW'"'"'(sprod);/n_mag = NW'"'"'(s_mag) * NW'"'"'(sig_a_i);/#the B scale significand dropped from the product
 k64_align_ue4m3#bs_k64_align.sv#s/{c_sig, {(Frac - 23){1'"'"'b0}}} >> shc/{c_sig, {(Frac - 22){1'"'"'b0}}} >> shc/#C term one place too far left

@@ -771,10 +771,10 @@ module chk_k64_align_ue8m0 (
   chk_k64_align #(.ScaleFmt(1), .Block(32)) u (.*);
 endmodule
 
-// bs_dot_k32's two leaves against golden bw_fused_step (mma_core.hpp) for a finite outcome (the
-// special outcome is proof special_k32): chk_k32_front's per-lane products, alignment distances,
-// C's term and the largest exponent; chk_k32_combine's exact truncated sum and its conversion.
-// docs/rtl.md composes them.
+// bs_k32_front against golden bw_fused_step (mma_core.hpp) for a finite outcome (the special
+// outcome is proof special_k32): its per-lane products, alignment distances, C's term and the
+// largest exponent. bs_k32_combine is proven by its steps (k32_combine_steps.sv); docs/rtl.md
+// composes them.
 
 // bs_k32_front == bw_fused_step's exponents: es = sa.e + sb.e (golden's UE8M0 decoder), per lane
 // ek = ea.e + eb.e + es (a zero at -126), max_e = max(ec, ek), lsb = max_e - 25; each lane's term
@@ -888,46 +888,6 @@ module chk_k32_front_max (
   output logic         ok_o
 );
   chk_k32_front #(.MaxOnly(1)) u (.*);
-endmodule
-
-// bs_k32_combine == the rest of bw_fused_step for a finite outcome: t = ref_golden_pkg::shift_trunc(mc, 2 - c_sh)
-// + sum over lanes of ref_golden_pkg::shift_trunc(p, 23 - p_sh) with p = (-1)^p_neg * p_mag, then
-// from_trunc_sum(t, max_e - 25) (round_to_fp32 toward zero; t == 0 gives +0). For every input:
-// the front's outputs are not constrained further (any magnitudes, signs, shifts, max_e).
-module chk_k32_combine (
-  input  logic [32*8-1:0] p_mag_i,
-  input  logic [31:0]     p_neg_i,
-  input  logic [32*6-1:0] p_sh_i,
-  input  logic [23:0]     c_mag_i,
-  input  logic            c_neg_i,
-  input  logic [5:0]      c_sh_i,
-  input  logic [11:0]     max_e_i,
-  output logic            ok_o
-);
-  logic [31:0]        d_dut, d_ref;
-  logic signed [63:0] t, v;
-  logic [63:0]        t_abs;
-  int                 lsb;
-
-  bs_k32_combine u_dut (.p_mag_i(p_mag_i), .p_neg_i(p_neg_i), .p_sh_i(p_sh_i), .c_mag_i(c_mag_i),
-    .c_neg_i(c_neg_i), .c_sh_i(c_sh_i), .max_e_i(max_e_i), .special_i(fp4sim_dp_pkg::SpFinite),
-    .d_o(d_dut));
-
-
-  always_comb begin
-    v = $signed({40'd0, c_mag_i});
-    if (c_neg_i) v = -v;
-    t = ref_golden_pkg::shift_trunc(v, 2 - $signed({26'd0, c_sh_i}));
-    for (int k = 0; k < 32; k++) begin
-      v = $signed({56'd0, p_mag_i[k*8 +: 8]});
-      if (p_neg_i[k]) v = -v;
-      t = t + ref_golden_pkg::shift_trunc(v, 23 - $signed({26'd0, p_sh_i[k*6 +: 6]}));
-    end
-    t_abs = t[63] ? 64'(-t) : 64'(t);
-    lsb   = $signed(max_e_i) - 25;
-  end
-  ref_round_to_fp32 u_ref (.neg(t[63]), .mag(t_abs), .e0(lsb), .sticky(1'b0), .rn(1'b0), .bits_o(d_ref));
-  assign ok_o = (d_dut == d_ref);
 endmodule
 
 module chk_fp32_add_compose_hif4 (

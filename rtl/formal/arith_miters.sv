@@ -130,21 +130,3 @@ module miter_nvfp4_scale (
   end
   assign bad_o = pre & !ok;
 endmodule
-
-// bs_k32_combine == golden: both sides add C's term, then the 32 lane terms in lane order, so the
-// sweep can merge the partial sums lane by lane, as for fp4_dot16. No assumption.
-module miter_k32_combine (
-  input  logic [32*8-1:0] p_mag_i,
-  input  logic [31:0]     p_neg_i,
-  input  logic [32*6-1:0] p_sh_i,
-  input  logic [23:0]     c_mag_i,
-  input  logic            c_neg_i,
-  input  logic [5:0]      c_sh_i,
-  input  logic [11:0]     max_e_i,
-  output logic            bad_o
-);
-  logic ok;
-  chk_k32_combine u_chk (.p_mag_i(p_mag_i), .p_neg_i(p_neg_i), .p_sh_i(p_sh_i), .c_mag_i(c_mag_i),
-    .c_neg_i(c_neg_i), .c_sh_i(c_sh_i), .max_e_i(max_e_i), .ok_o(ok));
-  assign bad_o = !ok;
-endmodule
