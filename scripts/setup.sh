@@ -23,8 +23,23 @@ PKGS=(
 # nanobind and scikit-build-core build the module (`pip install --no-build-isolation .` uses these);
 # ml_dtypes and pytest are for the tests. Skipped, without touching the network, when all are present.
 PY_PKGS=(numpy==2.4.6 ml_dtypes==0.6.0 nanobind==3.1.0 scikit-build-core==1.1.2 pytest==9.2.0 cocotb==1.8.1)
+# `fp4sim train` (docs/training.md; the package's [train] extra) and its CI test: PyTorch for the CPU.
+# PyPI's torch wheel requires the CUDA toolkit wheels (several GB); TORCH_PKGS go in without
+# dependencies — torch plus the four CUDA libraries it loads at import that the image's CUDA 13 does
+# not provide (TOOLCHAIN.md) — and TRAIN_PKGS, the pure-Python rest and matplotlib, with theirs.
+TORCH_PKGS=(torch==2.15.0 nvidia-cufile==1.20.0.107 nvidia-cusparselt-cu13==0.8.1 nvidia-nvshmem-cu13==3.7.2
+            nvidia-nccl-cu13==2.30.7)
+TRAIN_PKGS=(filelock==4.3.2 fsspec==2026.9.0 sympy==1.14.0 mpmath==1.3.0 networkx==3.6.1 jinja2==3.1.6
+            markupsafe==3.0.3 typing_extensions==4.15.0 matplotlib==3.11.2 contourpy==1.3.3 cycler==0.12.1
+            fonttools==4.69.1 kiwisolver==1.5.1 pillow==13.0.0 pyparsing==3.3.2 python-dateutil==2.9.0.post0
+            packaging==26.4 six==1.17.0)
 PY=${PYTHON:-python3}
-if "$PY" - "${PY_PKGS[@]}" <<'PYEOF'
+# pip_pinned WHAT [--no-deps] PKG==V ...: installs the list unless every pin is already present.
+pip_pinned() {
+  local what=$1 flags=()
+  shift
+  if [ "$1" = --no-deps ]; then flags=(--no-deps); shift; fi
+  if "$PY" - "$@" <<'PYEOF'
 import sys
 from importlib.metadata import PackageNotFoundError, version
 try:
@@ -32,12 +47,16 @@ try:
 except PackageNotFoundError:
     sys.exit(1)
 PYEOF
-then
-  echo "setup: Python packages present (${PY_PKGS[*]})"
-else
-  echo "setup: pip installing ${PY_PKGS[*]}"
-  "$PY" -m pip install --disable-pip-version-check --root-user-action=ignore -q "${PY_PKGS[@]}"
-fi
+  then
+    echo "setup: $what present ($*)"
+  else
+    echo "setup: pip installing $what ($*)"
+    "$PY" -m pip install --disable-pip-version-check --root-user-action=ignore -q "${flags[@]}" "$@"
+  fi
+}
+pip_pinned "Python packages" "${PY_PKGS[@]}"
+pip_pinned "PyTorch (CPU use)" --no-deps "${TORCH_PKGS[@]}"
+pip_pinned "training packages" "${TRAIN_PKGS[@]}"
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -966,3 +966,25 @@ TEST(CliHelp, NewCommandsListedAndHelpful) {
     EXPECT_TRUE(h.err.empty());
   }
 }
+
+// `fp4sim train` runs the Python trainer in its place: what it cannot start is one line, nothing
+// written (the trainer's own tests are python/tests/test_train.py).
+TEST(CliTrain, LauncherErrorsAreOneLine) {
+  Dir d("train_cli");
+  const Result all = d.run("--help");
+  ASSERT_EQ(all.code, 0);
+  EXPECT_NE(all.out.find("\n  train "), std::string::npos);
+  expect_failure(d.run("train --steps 1", "FP4SIM_PYTHON=/nonexistent/python3"), 1,
+                 "train: cannot run /nonexistent/python3: No such file or directory (set FP4SIM_PYTHON to a "
+                 "Python with the fp4sim package and torch)");
+  // An interpreter that cannot import fp4sim (isolated mode: no PYTHONPATH, no user site).
+  const Result r = d.run("train --steps 1", "FP4SIM_PYTHON=python3 PYTHONNOUSERSITE=1 PYTHONPATH=/nonexistent");
+  if (r.code == 2) {
+    EXPECT_EQ(r.err.find("fp4sim: error: train: the fp4sim Python package is not importable by "), 0u) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  } else {
+    // An fp4sim package installed into the interpreter itself: then it must not be this error.
+    EXPECT_EQ(r.err.find("not importable"), std::string::npos) << r.err;
+  }
+  EXPECT_TRUE(d.entries().empty());
+}

@@ -174,5 +174,6 @@ int cmd_regress(const Invocation& inv);
 int cmd_study(const Invocation& inv);
 int cmd_check(const Invocation& inv);  // cmd_check.cpp (issue 15)
 int cmd_calibrate(const Invocation& inv);
+int cmd_train(const Invocation& inv);  // cmd_train.cpp: runs python -m fp4sim.train
 
 }  // namespace fp4sim::cli

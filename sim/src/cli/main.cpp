@@ -50,6 +50,8 @@ constexpr Command kCommands[] = {
      fp4sim::cli::cmd_regress},
     {"study", "every linear layer of a transformer shape on both engines and every format (MPI-sharded)",
      fp4sim::cli::cmd_study},
+    {"train", "FP4 training emulation of a small language model under a recipe; --study grids (Python, torch)",
+     fp4sim::cli::cmd_train},
 };
 
 const Command* find_command(std::string_view name) {
