@@ -17,6 +17,7 @@
 
 #include "fp4sim/hadamard.hpp"
 #include "fp4sim/quant.hpp"
+#include "quant_fake_kernels.hpp"
 #include "quant_internal.hpp"
 
 namespace fp4sim {
@@ -198,6 +199,11 @@ void fake_quantize(BlockFormat f, const float* x, size_t rows, size_t cols, cons
     else
       for (size_t j = 0; j < nr; ++j) fn(j, size_t{1});
   };
+  // The fused AVX-512 kernels (quant_fake_avx512.cpp) where quantize() would take the AVX-512
+  // kernels they mirror; NVFP4 2D and the other roundings keep codes and scales in the chunk buffers.
+  const bool sr_or_rne = opt.rounding == Rounding::Sr || opt.rounding == Rounding::Rne;
+  const bool fused = quant_simd_level() == QuantSimd::Avx512 &&
+                     (f == BlockFormat::Hif4 || (sr_or_rne && !(f == BlockFormat::Nvfp4 && opt.two_d)));
   std::vector<int8_t> signs;
   if (opt.rht != 0) rht_signs(opt.rht, opt.rht_seeded || opt.rht != 16, opt.rht_seed, signs);
 
@@ -268,9 +274,17 @@ void fake_quantize(BlockFormat f, const float* x, size_t rows, size_t cols, cons
       const size_t nr = rows_of(c, r0);
       const size_t n = nr * C;
       const float* v = load(src, r0, nr, false, s);
+      float* d = dest(r0, nr, s);
+      if (fused) {
+        row_groups(nr, [&](size_t j0, size_t k) {
+          fake_nvfp4_1x16_avx512(v + j0 * ld, k * C / 16, ts, opt, r0 * C + j0 * C, d + j0 * ld, stream);
+        });
+        store(d, r0, nr);
+        fence(stream);
+        return;
+      }
       uint8_t* codes = sized(s.codes, n);
       uint8_t* scales = sized(s.scales, n / 16);
-      float* d = dest(r0, nr, s);
       row_groups(nr, [&](size_t j0, size_t k) {
         const size_t o = j0 * C;
         quantize_nvfp4_rows(v + j0 * ld, k, C, opt, ts, r0 * C + o, nullptr, codes + o, scales + o / 16, false);
@@ -287,10 +301,20 @@ void fake_quantize(BlockFormat f, const float* x, size_t rows, size_t cols, cons
     const size_t nr = rows_of(c, r0);
     const size_t n = nr * C, nb = n / B;
     const float* v = load(x, r0, nr, opt.rht != 0, s);
+    float* d = dest(r0, nr, s);
+    if (fused) {
+      row_groups(nr, [&](size_t j0, size_t k) {
+        const size_t kb = k * C / B;
+        if (f == BlockFormat::Hif4) fake_hif4_avx512(v + j0 * ld, kb, opt, r0 * C + j0 * C, d + j0 * ld, stream);
+        else fake_mx_avx512(fi, v + j0 * ld, kb, opt, r0 * C + j0 * C, d + j0 * ld, stream);
+      });
+      store(d, r0, nr);
+      fence(stream);
+      return;
+    }
     uint8_t* codes = sized(s.codes, n);
     uint8_t* scales = sized(s.scales, nb);
     uint32_t* words = sized(s.words, nb);
-    float* d = dest(r0, nr, s);
     row_groups(nr, [&](size_t j0, size_t k) {
       const size_t o = j0 * C, kb = k * C / B;
       if (f == BlockFormat::Hif4) {

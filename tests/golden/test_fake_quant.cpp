@@ -286,6 +286,82 @@ TEST(FakeQuant, OtherConventions) {
   }
 }
 
+// Directed blocks for the fused kernels' corners, 64 values each (one HiF4 block, two MX, four
+// NVFP4): exact ties of every element grid (scaled values k/8 and k/16 of the block's maximum);
+// maxima whose scales are subnormal or clamped (MX 2^-127, UE4M3 subnormal codes, HiF4's 2^-48);
+// FP32 subnormal inputs; one NaN or Inf in an otherwise normal block; all +0, all -0, and tiny
+// negatives that round to -0; the top of FP32 (scale saturation).
+std::vector<float> corner_blocks() {
+  std::vector<float> x;
+  auto block = [&](auto&& value) {
+    for (int i = 0; i < 64; ++i) x.push_back(value(i));
+  };
+  for (float top : {6.0f, 448.0f, 57344.0f, 7.5f, 1.0f, 3.0f}) {
+    block([&](int i) { return (i % 2 ? -1.0f : 1.0f) * top * static_cast<float>(i % 16 == 0 ? 16 : i % 16) / 16.0f; });
+    block([&](int i) { return (i % 3 ? 1.0f : -1.0f) * top * static_cast<float>(i % 8 == 0 ? 8 : i % 8) / 8.0f; });
+    block([&](int i) { return top * (0.25f + 0.125f * static_cast<float>(i % 12)) * (i % 5 == 0 ? -1.0f : 1.0f); });
+  }
+  for (int e : {-149, -140, -130, -127, -126, -120, -60, -50, -48, -40, -20, -9, -6, 0, 15, 16, 100, 127}) {
+    block([&](int i) { return std::ldexp(1.0f + static_cast<float>(i % 7) / 8.0f, e) * (i % 4 == 1 ? -1.0f : 1.0f); });
+    block([&](int i) { return i == 5 ? std::ldexp(1.5f, e) : std::ldexp(static_cast<float>(i % 4), e - 3); });
+  }
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  block([&](int i) { return i == 17 ? nan : static_cast<float>(i) - 30.0f; });
+  block([&](int i) { return i == 40 ? -inf : static_cast<float>(i) * 0.1f; });
+  block([&](int i) { return i == 3 ? inf : (i == 50 ? nan : 1.0f); });
+  block([&](int) { return 0.0f; });
+  block([&](int) { return -0.0f; });
+  block([&](int i) { return i == 0 ? 100.0f : -std::numeric_limits<float>::denorm_min() * static_cast<float>(i); });
+  block([&](int i) { return i % 2 ? -0.0f : std::numeric_limits<float>::max() * (i % 3 ? 1.0f : -1.0f); });
+  block([&](int i) { return i == 9 ? -1e-30f : 0.0f; });
+  return x;
+}
+
+TEST(FakeQuant, DirectedCornerBlocks) {
+  std::vector<float> x = corner_blocks();
+  const size_t cols = 64, rows = x.size() / cols;
+  for (QuantSimd l : levels()) {
+    const QuantSimd was = set_quant_simd_level(l);
+    for (const Case& c : cases()) {
+      if (c.opt.rht != 0) continue;  // the RHT would mix the directed values
+      EXPECT_EQ(first_mismatch(fake(c.f, x, rows, cols, c.opt, BlockAxis::Last), reference(c.f, x, rows, cols, c.opt, BlockAxis::Last)), -1)
+          << c.name << " level " << static_cast<int>(l);
+      // Along the first axis: the same blocks as columns (64 rows).
+      const std::vector<float> t = transpose(x, rows, cols);
+      EXPECT_EQ(first_mismatch(fake(c.f, t, cols, rows, c.opt, BlockAxis::First), reference(c.f, t, cols, rows, c.opt, BlockAxis::First)), -1)
+          << c.name << " first axis level " << static_cast<int>(l);
+    }
+    set_quant_simd_level(was);
+  }
+}
+
+// The fused kernels work on groups of sixteen blocks and the chunks on groups of rows: rows of 1,
+// 3, 5 and 17 blocks leave partial groups at every row and chunk end, so the SR bytes of every
+// element must come from its own flat index there too, on any thread count.
+TEST(FakeQuant, SrBitsAtGroupChunkAndThreadBoundaries) {
+  for (const BlockFormatInfo& fi : all_block_formats()) {
+    for (size_t blocks_per_row : {1u, 3u, 5u, 17u}) {
+      const size_t cols = blocks_per_row * static_cast<size_t>(fi.block), rows = 1040;
+      const std::vector<float> x = test_input(rows * cols, 31, false);
+      QuantOptions o;
+      o.rounding = Rounding::Sr;
+      o.seed = 0xABCDEF;
+      o.stream = 9;
+      const std::vector<float> want = reference(fi.id, x, rows, cols, o, BlockAxis::Last);
+      for (unsigned t : {1u, 3u}) {
+        o.threads = t;
+        EXPECT_EQ(first_mismatch(fake(fi.id, x, rows, cols, o, BlockAxis::Last), want), -1)
+            << fi.name << " cols " << cols << " threads " << t;
+      }
+      // Along the first axis the view rows are the columns: 1040 of them, so the blocked axis is cols.
+      const std::vector<float> t = transpose(x, rows, cols);
+      o.threads = 3;
+      EXPECT_EQ(first_mismatch(fake(fi.id, t, cols, rows, o, BlockAxis::First), transpose(want, rows, cols)), -1)
+          << fi.name << " first axis cols " << cols;
+    }
+  }
+}
+
 TEST(FakeQuant, RejectsShapesQuantizeRejects) {
   std::vector<float> x(48 * 32), out(x.size());
   QuantOptions o;

@@ -1,0 +1,313 @@
+// Fused AVX-512 fake quantization: quant_avx512.cpp's block loops with the same vector pieces
+// (quant_avx512_inl.hpp), where each block's element codes, instead of being stored, are turned
+// back into floats in registers (a permute of the 16-entry table for 4-bit codes, the code's
+// fields for 6- and 8-bit ones) and multiplied by the block's decoded scale in the order
+// dequantize() uses. No code or scale buffer: the input is read once and the output written once.
+#include "quant_fake_kernels.hpp"
+
+#include <array>
+#include <cmath>
+#include <cstring>
+
+#include "fp4sim/philox.hpp"
+#include "quant_internal.hpp"
+
+#if defined(__x86_64__)
+// GCC 12's AVX-512 headers build "undefined" vectors by self-assignment, which -Wmaybe-uninitialized
+// (-Wuninitialized) report inside the inlined intrinsics: a known false positive.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#include "quant_avx512_inl.hpp"
+#endif
+
+namespace fp4sim::quant_detail {
+
+#if defined(__x86_64__)
+
+namespace {
+
+// Values of 6- and 8-bit element codes from their fields, equal to the decode table's entries for
+// every code the saturating quantizers produce (no Inf or NaN codes): a normal code's magnitude
+// plus exp_adj is the FP32 pattern shifted right by `shift` (small_codes_16 in reverse); a
+// subnormal one is mag * 2^(emin - mbits), exact in FP32.
+struct ElemDecode {
+  __m512i mag_mask, sign_bit, exp_adj, min_normal_code;
+  __m512 sub_step;
+  int shift;
+};
+
+FP4SIM_AVX512_INLINE ElemDecode elem_decode(const ElemFormat& f) {
+  return {set1(f.sign_bit() - 1u),
+          set1(f.sign_bit()),
+          set1(static_cast<uint32_t>(127 - f.bias) << f.mbits),
+          set1(1u << f.mbits),
+          _mm512_set1_ps(std::ldexp(1.0f, f.emin() - f.mbits)),
+          23 - f.mbits};
+}
+
+FP4SIM_AVX512_INLINE __m512 decode_small_16(__m512i code, const ElemDecode& d) {
+  const __m512i mag = _mm512_and_si512(code, d.mag_mask);
+  const __m512i norm = _mm512_sll_epi32(_mm512_add_epi32(mag, d.exp_adj), _mm_cvtsi32_si128(d.shift));
+  const __m512 sub = _mm512_mul_ps(_mm512_cvtepi32_ps(mag), d.sub_step);
+  const __mmask16 is_norm = _mm512_cmpge_epu32_mask(mag, d.min_normal_code);
+  const __m512i v = _mm512_mask_blend_epi32(is_norm, _mm512_castps_si512(sub), norm);
+  const __mmask16 neg = _mm512_test_epi32_mask(code, d.sign_bit);
+  return _mm512_castsi512_ps(_mm512_mask_or_epi32(v, neg, v, set1(0x80000000u)));
+}
+
+// The UE4M3 scale values of sixteen NVFP4 scale codes (0x00..0x7E), as nvfp4_inverse_16 decodes them.
+FP4SIM_AVX512_INLINE __m512 ue4m3_value_16(__m512i c) {
+  const __m512i e = _mm512_srli_epi32(c, 3), m = _mm512_and_si512(c, set1(7));
+  const __m512 sub = _mm512_mul_ps(_mm512_cvtepi32_ps(m), _mm512_set1_ps(0x1p-9f));
+  const __m512i norm = _mm512_or_si512(_mm512_slli_epi32(_mm512_add_epi32(e, set1(120)), 23), _mm512_slli_epi32(m, 20));
+  return _mm512_mask_blend_ps(_mm512_cmpeq_epi32_mask(e, _mm512_setzero_si512()), _mm512_castsi512_ps(norm), sub);
+}
+
+// NVFP4 1x16: nvfp4_1x16's scale chain for sixteen blocks, then per block the codes (RNE by the
+// arithmetic of e2m1_rne_16, which gives the codes of store_e2m1_64; SR by small_codes_16) and
+// (value * s) * S_dec as dequant_blocks computes it.
+template <bool SR, int Stream>
+FP4SIM_AVX512 void fake_nvfp4(const float* x, size_t n_blocks, Nvfp4TensorScale ts, const QuantOptions& opt,
+                              uint64_t first_index, float* out) {
+  const SmallFmtConst c = small_fmt_const(kE2M1, true);
+  const __m512 mult = _mm512_set1_ps(ts.s_enc * (1.0f / 6.0f));  // nvfp4_scale_code's factor
+  const __m512 t16 = _mm512_loadu_ps(decode_table(kE2M1).v.data());
+  const __m512 g = _mm512_set1_ps(ts.s_dec);
+  alignas(64) std::array<uint8_t, 256> rb{};
+  alignas(64) float inv16[16], s16[16];
+  for (size_t b0 = 0; b0 < n_blocks; b0 += 16) {
+    const size_t nb = std::min<size_t>(16, n_blocks - b0);
+    const float* xc = x + b0 * 16;
+    float* oc = out + b0 * 16;
+    prefetch_ahead(xc, (n_blocks - b0) * 16, 1024);
+    if constexpr (SR) sr_bytes(opt.seed, opt.stream, first_index + b0 * 16, nb * 16, rb.data());
+    const __m512i code = ue4m3_rne_sat_16(_mm512_mul_ps(_mm512_castsi512_ps(nvfp4_block_maxima_16(xc, nb)), mult));
+    _mm512_store_ps(inv16, nvfp4_inverse_16(code, ts.s_dec));
+    _mm512_store_ps(s16, ue4m3_value_16(code));
+    for (size_t i = 0; i < nb; ++i) {
+      const __m512 xv = _mm512_loadu_ps(xc + 16 * i);
+      const __m512 vinv = _mm512_set1_ps(inv16[i]);
+      __m512i cc;
+      if constexpr (SR) cc = small_codes_16<true>(_mm512_mul_ps(xv, vinv), xv, rbytes_16(rb.data() + 16 * i), c);
+      else cc = e2m1_rne_16(xv, vinv);
+      const __m512 q = _mm512_permutexvar_ps(cc, t16);
+      store16<Stream>(oc + 16 * i, _mm512_mul_ps(_mm512_mul_ps(q, _mm512_set1_ps(s16[i])), g));
+    }
+  }
+}
+
+// MX: mx_blocks' shared exponents, then per block value * 2^e (the E8M0 table's entry). A
+// non-finite block dequantizes to NaN, an all-zero block to +0.0 (zero codes).
+template <bool SR, int Stream>
+FP4SIM_AVX512 void fake_mx(const BlockFormatInfo& fi, const float* x, size_t n_blocks, const QuantOptions& opt,
+                           uint64_t first_index, float* out) {
+  constexpr size_t B = 32;
+  const SmallFmtConst c = small_fmt_const(*fi.elem, SR);
+  const bool four = fi.elem->bits == 4;
+  const bool fp4_rne = !SR && fi.elem == &kE2M1;
+  const bool floor_rule = opt.scale_rule == ScaleRule::Floor;
+  const ElemDecode dec = elem_decode(*fi.elem);
+  const __m512 t16 = four ? _mm512_loadu_ps(decode_table(*fi.elem).v.data()) : _mm512_setzero_ps();
+  const float* st = decode_table(*fi.scale).v.data();
+  const __m512 qnan = _mm512_castsi512_ps(set1(0x7FC00000u));
+  const __m512i absm = set1(0x7FFFFFFF);
+  alignas(64) std::array<uint8_t, 16 * B> rb{};
+  alignas(64) uint32_t amax16[16], inv16[16];
+  alignas(64) int32_t e16[16];
+  for (size_t b0 = 0; b0 < n_blocks; b0 += 16) {
+    const size_t nb = std::min<size_t>(16, n_blocks - b0);
+    const float* xc = x + b0 * B;
+    prefetch_ahead(xc, (n_blocks - b0) * B, 2048);
+    if constexpr (SR) sr_bytes(opt.seed, opt.stream, first_index + b0 * B, nb * B, rb.data());
+    __m512i m[16];
+    for (size_t i = 0; i < 16; ++i) {
+      m[i] = i < nb ? _mm512_max_epu32(_mm512_and_si512(_mm512_loadu_si512(xc + B * i), absm),
+                                       _mm512_and_si512(_mm512_loadu_si512(xc + B * i + 16), absm))
+                    : _mm512_setzero_si512();
+    }
+    const __m512i a = lane_maxima_16(m);
+    __m512i e = _mm512_sub_epi32(_mm512_srli_epi32(a, 23), set1(static_cast<uint32_t>(127 + fi.emax_elem)));
+    e = _mm512_min_epi32(_mm512_max_epi32(e, set1(static_cast<uint32_t>(-127))), set1(127));
+    const __m512i inv = _mm512_mask_blend_epi32(_mm512_cmpeq_epi32_mask(e, set1(127)),
+                                                _mm512_slli_epi32(_mm512_sub_epi32(set1(127), e), 23), set1(0x00400000));
+    _mm512_store_si512(amax16, a);
+    _mm512_store_si512(inv16, inv);
+    _mm512_store_si512(e16, e);
+    for (size_t i = 0; i < nb; ++i) {
+      float* ob = out + (b0 + i) * B;
+      const uint32_t am = amax16[i];
+      if (am >= kExpMask || am == 0) {
+        const __m512 v = am == 0 ? _mm512_setzero_ps() : qnan;
+        store16<Stream>(ob, v);
+        store16<Stream>(ob + 16, v);
+        continue;
+      }
+      if (!floor_rule || am < 0x00800000u) {  // ceil rule, or an FP32-subnormal amax (ilogb)
+        e16[i] = mx_shared_exp(fi, u2f(am), opt.scale_rule);
+        inv16[i] = f2u(pow2_neg(e16[i]));
+      }
+      const __m512 s = _mm512_set1_ps(st[e16[i] + kUE8M0Bias]);
+      const __m512 vinv = _mm512_set1_ps(u2f(inv16[i]));
+      const float* xb = xc + B * i;
+      for (size_t h = 0; h < 2; ++h) {
+        const __m512 xv = _mm512_loadu_ps(xb + 16 * h);
+        __m512i cc;
+        if (fp4_rne) {
+          cc = e2m1_rne_16(xv, vinv);
+        } else {
+          const __m512i r = SR ? rbytes_16(rb.data() + i * B + 16 * h) : _mm512_setzero_si512();
+          cc = small_codes_16<SR>(_mm512_mul_ps(xv, vinv), xv, r, c);
+        }
+        const __m512 q = four ? _mm512_permutexvar_ps(cc, t16) : decode_small_16(cc, dec);
+        store16<Stream>(ob + 16 * h, _mm512_mul_ps(q, s));
+      }
+    }
+  }
+}
+
+// HiF4: hif4_blocks' scale word, then per element value * (s * 2^level), the power of two added to
+// s's exponent field as dequant_blocks_avx512 does (s is a normal float of at least 2^-48).
+template <bool SR, int Stream>
+FP4SIM_AVX512 void fake_hif4(const float* x, size_t n_blocks, const QuantOptions& opt, uint64_t first_index,
+                             float* out) {
+  const BlockFormatInfo& fi = info(BlockFormat::Hif4);
+  const Hif4RecTable& recs = hif4_recs();
+  const __m512 t16 = _mm512_loadu_ps(decode_table(*fi.elem).v.data());
+  const float* st = decode_table(*fi.scale).v.data();
+  const __m512 qnan = _mm512_castsi512_ps(set1(0x7FC00000u));
+  const __m512i absm = set1(0x7FFFFFFF), one = set1(1);
+  const __m512i to_natural = transpose_4x4();
+  __m512i lane_pick[4];  // element vector q: lane l takes the level of group 4q + l/4
+  for (int q = 0; q < 4; ++q)
+    lane_pick[q] = _mm512_setr_epi32(4 * q, 4 * q, 4 * q, 4 * q, 4 * q + 1, 4 * q + 1, 4 * q + 1, 4 * q + 1, 4 * q + 2,
+                                     4 * q + 2, 4 * q + 2, 4 * q + 2, 4 * q + 3, 4 * q + 3, 4 * q + 3, 4 * q + 3);
+  alignas(64) std::array<uint8_t, 16 * 64> rb{};
+  alignas(64) uint32_t gm[16][16];
+  alignas(64) uint32_t vmax16[16], code16[16];
+  for (size_t b0 = 0; b0 < n_blocks; b0 += 16) {
+    const size_t nb = std::min<size_t>(16, n_blocks - b0);
+    const float* xc = x + b0 * 64;
+    prefetch_ahead(xc, (n_blocks - b0) * 64, 4096);
+    if constexpr (SR) sr_bytes(opt.seed, opt.stream, first_index + b0 * 64, nb * 64, rb.data());
+    __m512i g[16];
+    for (size_t i = 0; i < 16; ++i) {
+      if (i >= nb) {
+        g[i] = _mm512_setzero_si512();
+        continue;
+      }
+      const float* xb = xc + 64 * i;
+      __m512i a[4];
+      for (int k = 0; k < 4; ++k) a[k] = _mm512_and_si512(_mm512_loadu_si512(xb + 16 * k), absm);
+      const __m512i b01 = _mm512_max_epu32(_mm512_unpacklo_epi32(a[0], a[1]), _mm512_unpackhi_epi32(a[0], a[1]));
+      const __m512i b23 = _mm512_max_epu32(_mm512_unpacklo_epi32(a[2], a[3]), _mm512_unpackhi_epi32(a[2], a[3]));
+      g[i] = _mm512_permutexvar_epi32(
+          to_natural, _mm512_max_epu32(_mm512_unpacklo_epi64(b01, b23), _mm512_unpackhi_epi64(b01, b23)));
+      _mm512_store_si512(gm[i], g[i]);
+    }
+    const __m512i vmax = lane_maxima_16(g);
+    const __m512i finite_vmax = _mm512_min_epu32(vmax, set1(0x7F7FFFFF));
+    const __m256i c_lo = hif4_e6m2_8(_mm512_castps512_ps256(_mm512_castsi512_ps(finite_vmax)));
+    const __m256i c_hi = hif4_e6m2_8(_mm256_castsi256_ps(_mm512_extracti64x4_epi64(finite_vmax, 1)));
+    _mm512_store_si512(vmax16, vmax);
+    _mm512_store_si512(code16, _mm512_inserti64x4(_mm512_castsi256_si512(c_lo), c_hi, 1));
+    for (size_t i = 0; i < nb; ++i) {
+      float* ob = out + (b0 + i) * 64;
+      if (vmax16[i] >= kExpMask) {  // NaN scale word: the whole block NaN
+        for (int q = 0; q < 4; ++q) store16<Stream>(ob + 16 * q, qnan);
+        continue;
+      }
+      const uint32_t e6m2 = code16[i];
+      const __m512i gi = _mm512_load_si512(gm[i]);
+      const __m512i t2m1 = set1(recs.t2[e6m2] - 1), t4m1 = set1(recs.t4[e6m2] - 1);
+      const __m512i v8 = _mm512_max_epu32(gi, _mm512_shuffle_epi32(gi, static_cast<_MM_PERM_ENUM>(0xB1)));
+      const __mmask16 l2 = _mm512_cmpgt_epi32_mask(v8, t4m1);
+      const __mmask16 l3 = _mm512_cmpgt_epi32_mask(gi, _mm512_mask_blend_epi32(l2, t2m1, t4m1));
+      const __m512i base = set1(static_cast<uint32_t>(recs.base[e6m2]));
+      __m512i lvl = base;  // base + level, per group
+      lvl = _mm512_mask_add_epi32(lvl, l2, lvl, one);
+      lvl = _mm512_mask_add_epi32(lvl, l3, lvl, one);
+      // s * 2^level per group, in group order
+      const __m512i sl = _mm512_add_epi32(_mm512_castps_si512(_mm512_set1_ps(st[e6m2])),
+                                          _mm512_slli_epi32(_mm512_sub_epi32(lvl, base), 23));
+      const __m512i mr = set1(recs.mr[e6m2]);
+      const float* xb = xc + 64 * i;
+      for (int q = 0; q < 4; ++q) {
+        const __m512i r = SR ? rbytes_16(rb.data() + 64 * i + 16 * q) : set1(128);
+        const __m512i cc =
+            hif4_codes_16(_mm512_loadu_si512(xb + 16 * q), mr, _mm512_permutexvar_epi32(lane_pick[q], lvl), r);
+        const __m512 mq = _mm512_castsi512_ps(_mm512_permutexvar_epi32(lane_pick[q], sl));
+        store16<Stream>(ob + 16 * q, _mm512_mul_ps(_mm512_permutexvar_ps(cc, t16), mq));
+      }
+    }
+  }
+}
+
+// Stream 1 (64-byte aligned out) or 2 (16-byte aligned) where asked and possible, else 0.
+int stream_kind(const float* out, bool stream) {
+  const auto a = reinterpret_cast<uintptr_t>(out);
+  return !stream ? 0 : a % 64 == 0 ? 1 : a % 16 == 0 ? 2 : 0;
+}
+
+template <template <bool, int> class K, typename... A>
+void dispatch(bool sr, int stream, A&&... a) {
+  if (sr) {
+    if (stream == 1) K<true, 1>::run(a...);
+    else if (stream == 2) K<true, 2>::run(a...);
+    else K<true, 0>::run(a...);
+  } else {
+    if (stream == 1) K<false, 1>::run(a...);
+    else if (stream == 2) K<false, 2>::run(a...);
+    else K<false, 0>::run(a...);
+  }
+}
+
+template <bool SR, int S>
+struct Nvfp4K {
+  static void run(const float* x, size_t n, Nvfp4TensorScale ts, const QuantOptions& o, uint64_t f, float* out) {
+    fake_nvfp4<SR, S>(x, n, ts, o, f, out);
+  }
+};
+template <bool SR, int S>
+struct MxK {
+  static void run(const BlockFormatInfo& fi, const float* x, size_t n, const QuantOptions& o, uint64_t f, float* out) {
+    fake_mx<SR, S>(fi, x, n, o, f, out);
+  }
+};
+template <bool SR, int S>
+struct Hif4K {
+  static void run(const float* x, size_t n, const QuantOptions& o, uint64_t f, float* out) {
+    fake_hif4<SR, S>(x, n, o, f, out);
+  }
+};
+
+}  // namespace
+
+void fake_nvfp4_1x16_avx512(const float* x, size_t n_blocks, Nvfp4TensorScale ts, const QuantOptions& opt,
+                            uint64_t first_index, float* out, bool stream) {
+  dispatch<Nvfp4K>(opt.rounding == Rounding::Sr, stream_kind(out, stream), x, n_blocks, ts, opt, first_index, out);
+}
+
+void fake_mx_avx512(const BlockFormatInfo& fi, const float* x, size_t n_blocks, const QuantOptions& opt,
+                    uint64_t first_index, float* out, bool stream) {
+  dispatch<MxK>(opt.rounding == Rounding::Sr, stream_kind(out, stream), fi, x, n_blocks, opt, first_index, out);
+}
+
+void fake_hif4_avx512(const float* x, size_t n_blocks, const QuantOptions& opt, uint64_t first_index, float* out,
+                      bool stream) {
+  dispatch<Hif4K>(opt.rounding == Rounding::Sr, stream_kind(out, stream), x, n_blocks, opt, first_index, out);
+}
+
+#undef FP4SIM_AVX512
+#undef FP4SIM_AVX512_INLINE
+#pragma GCC diagnostic pop
+
+#else  // not x86-64: fake_quantize never selects these
+
+void fake_nvfp4_1x16_avx512(const float*, size_t, Nvfp4TensorScale, const QuantOptions&, uint64_t, float*, bool) {}
+void fake_mx_avx512(const BlockFormatInfo&, const float*, size_t, const QuantOptions&, uint64_t, float*, bool) {}
+void fake_hif4_avx512(const float*, size_t, const QuantOptions&, uint64_t, float*, bool) {}
+
+#endif
+
+}  // namespace fp4sim::quant_detail

@@ -1,0 +1,23 @@
+// Fused fake-quantization kernels (quant_fake_avx512.cpp), called by fake_quantize where
+// quant_simd_level() is Avx512: n_blocks consecutive blocks of x (the first at flat index
+// first_index, the SR counter) quantized and dequantized into out, dequantize(quantize(.)) bit for
+// bit, with every block's codes and scale kept in registers. TE convention; NVFP4 1x16 only;
+// rounding Rne or Sr (HiF4: anything but Sr is its nearest rounding). stream: streaming stores
+// where out allows them (the caller fences).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "fp4sim/quant.hpp"
+
+namespace fp4sim::quant_detail {
+
+void fake_nvfp4_1x16_avx512(const float* x, size_t n_blocks, Nvfp4TensorScale ts, const QuantOptions& opt,
+                            uint64_t first_index, float* out, bool stream);
+void fake_mx_avx512(const BlockFormatInfo& fi, const float* x, size_t n_blocks, const QuantOptions& opt,
+                    uint64_t first_index, float* out, bool stream);
+void fake_hif4_avx512(const float* x, size_t n_blocks, const QuantOptions& opt, uint64_t first_index, float* out,
+                      bool stream);
+
+}  // namespace fp4sim::quant_detail
