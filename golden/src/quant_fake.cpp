@@ -206,6 +206,12 @@ void fake_quantize(BlockFormat f, const float* x, size_t rows, size_t cols, cons
                      (f == BlockFormat::Hif4 || (sr_or_rne && !(f == BlockFormat::Nvfp4 && opt.two_d)));
   std::vector<int8_t> signs;
   if (opt.rht != 0) rht_signs(opt.rht, opt.rht_seeded || opt.rht != 16, opt.rht_seed, signs);
+  // MX and HiF4 take RHT-16 inside the fused kernels, per group of blocks in L1; other sizes, and
+  // NVFP4 (whose first pass needs the rotated values' amax: storing them there and reading them
+  // back costs less than a second transform), per chunk first.
+  const Rht16 r16{signs.data(), opt.rht_bf16};
+  const Rht16* in_kernel = fused && opt.rht == 16 && f != BlockFormat::Nvfp4 ? &r16 : nullptr;
+  const bool rht_first = opt.rht != 0 && in_kernel == nullptr;
 
   // The view rows [r0, r0 + nr) of src (laid out as x) in view layout, through the RHT if rht.
   // Row j of the result is at j * ld.
@@ -300,13 +306,14 @@ void fake_quantize(BlockFormat f, const float* x, size_t rows, size_t cols, cons
     size_t r0;
     const size_t nr = rows_of(c, r0);
     const size_t n = nr * C, nb = n / B;
-    const float* v = load(x, r0, nr, opt.rht != 0, s);
+    const float* v = load(x, r0, nr, rht_first, s);
     float* d = dest(r0, nr, s);
     if (fused) {
       row_groups(nr, [&](size_t j0, size_t k) {
         const size_t kb = k * C / B;
-        if (f == BlockFormat::Hif4) fake_hif4_avx512(v + j0 * ld, kb, opt, r0 * C + j0 * C, d + j0 * ld, stream);
-        else fake_mx_avx512(fi, v + j0 * ld, kb, opt, r0 * C + j0 * C, d + j0 * ld, stream);
+        const size_t i0 = r0 * C + j0 * C;
+        if (f == BlockFormat::Hif4) fake_hif4_avx512(v + j0 * ld, kb, opt, i0, in_kernel, d + j0 * ld, stream);
+        else fake_mx_avx512(fi, v + j0 * ld, kb, opt, i0, in_kernel, d + j0 * ld, stream);
       });
       store(d, r0, nr);
       fence(stream);

@@ -8,7 +8,9 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <span>
 
+#include "fp4sim/hadamard.hpp"
 #include "fp4sim/philox.hpp"
 #include "quant_internal.hpp"
 
@@ -64,6 +66,67 @@ FP4SIM_AVX512_INLINE __m512 ue4m3_value_16(__m512i c) {
   return _mm512_mask_blend_ps(_mm512_cmpeq_epi32_mask(e, _mm512_setzero_si512()), _mm512_castsi512_ps(norm), sub);
 }
 
+// RHT-16 of a group of n values (whole 16-value tiles) into dst, the bits of rht_apply_to: when
+// the group's exponent spread certifies exact double sums (hadamard.cpp's condition for N = 16,
+// largest - smallest nonzero exponent <= 25, no Inf or NaN: then every tile's is too), each tile
+// runs a double FWHT in registers, scaled by 1/4 and rounded once; otherwise rht_apply_to does
+// the group (its own per-tile checks and exact fallback).
+struct Rht16Regs {
+  __m512d pre_lo, pre_hi;  // -0.0 where the sign is -1: XOR flips the sign exactly
+  const Rht16* rht;
+};
+
+FP4SIM_AVX512_INLINE Rht16Regs rht16_regs(const Rht16* rht) {
+  alignas(64) double pre[16] = {};
+  for (int i = 0; i < 16; ++i) pre[i] = rht != nullptr && rht->signs[i] < 0 ? -0.0 : 0.0;
+  return {_mm512_load_pd(pre), _mm512_load_pd(pre + 8), rht};
+}
+
+// The three butterflies inside eight doubles (h = 1, 2, 4).
+FP4SIM_AVX512_INLINE __m512d fwht8(__m512d a) {
+  const __m512d s1 = _mm512_set_pd(-1, 1, -1, 1, -1, 1, -1, 1);
+  const __m512d s2 = _mm512_set_pd(-1, -1, 1, 1, -1, -1, 1, 1);
+  const __m512d s4 = _mm512_set_pd(-1, -1, -1, -1, 1, 1, 1, 1);
+  a = _mm512_fmadd_pd(a, s1, _mm512_permute_pd(a, 0x55));
+  a = _mm512_fmadd_pd(a, s2, _mm512_permutex_pd(a, 0x4E));
+  return _mm512_fmadd_pd(a, s4, _mm512_shuffle_f64x2(a, a, 0x4E));
+}
+
+FP4SIM_AVX512_INLINE __m256 rht16_finish(__m512d v, bool bf16) {
+  // * 1/4 + 0: exact, and an exact-zero sum becomes +0.0 as the reference gives
+  __m256 f = _mm512_cvtpd_ps(_mm512_fmadd_pd(v, _mm512_set1_pd(0.25), _mm512_setzero_pd()));
+  if (bf16) {  // RNE to BF16 (no NaN here)
+    const __m256i b = _mm256_castps_si256(f);
+    const __m256i r = _mm256_add_epi32(b, _mm256_add_epi32(_mm256_set1_epi32(0x7FFF),
+                                                           _mm256_and_si256(_mm256_srli_epi32(b, 16), _mm256_set1_epi32(1))));
+    f = _mm256_castsi256_ps(_mm256_and_si256(r, _mm256_set1_epi32(static_cast<int>(0xFFFF0000u))));
+  }
+  return f;
+}
+
+FP4SIM_AVX512 void rht16_group(const float* src, size_t n, const Rht16Regs& rr, float* dst) {
+  const __m512i absm = set1(0x7FFFFFFF), one = set1(1);
+  __m512i vmax = _mm512_setzero_si512(), vmin = set1(0xFFFFFFFFu);
+  for (size_t i = 0; i < n; i += 16) {
+    const __m512i a = _mm512_and_si512(_mm512_loadu_si512(src + i), absm);
+    vmax = _mm512_max_epu32(vmax, a);
+    vmin = _mm512_min_epu32(vmin, _mm512_sub_epi32(a, one));  // zeros wrap to the top: ignored
+  }
+  const int emax = static_cast<int>(_mm512_reduce_max_epu32(vmax) >> 23);
+  const int emin = std::max(static_cast<int>((_mm512_reduce_min_epu32(vmin) + 1u) >> 23), 1);
+  if (emax >= 255 || emax - emin > 25) {
+    rht_apply_to(std::span<const float>(src, n), std::span<float>(dst, n), n, 16,
+                 std::span<const int8_t>(rr.rht->signs, 16), rr.rht->bf16);
+    return;
+  }
+  for (size_t i = 0; i < n; i += 16) {
+    const __m512d lo = fwht8(_mm512_xor_pd(_mm512_cvtps_pd(_mm256_loadu_ps(src + i)), rr.pre_lo));
+    const __m512d hi = fwht8(_mm512_xor_pd(_mm512_cvtps_pd(_mm256_loadu_ps(src + i + 8)), rr.pre_hi));
+    _mm256_store_ps(dst + i, rht16_finish(_mm512_add_pd(lo, hi), rr.rht->bf16));
+    _mm256_store_ps(dst + i + 8, rht16_finish(_mm512_sub_pd(lo, hi), rr.rht->bf16));
+  }
+}
+
 // NVFP4 1x16: nvfp4_1x16's scale chain for sixteen blocks, then per block the codes (RNE by the
 // arithmetic of e2m1_rne_16, which gives the codes of store_e2m1_64; SR by small_codes_16) and
 // (value * s) * S_dec as dequant_blocks computes it.
@@ -101,8 +164,10 @@ FP4SIM_AVX512 void fake_nvfp4(const float* x, size_t n_blocks, Nvfp4TensorScale 
 // non-finite block dequantizes to NaN, an all-zero block to +0.0 (zero codes).
 template <bool SR, int Stream>
 FP4SIM_AVX512 void fake_mx(const BlockFormatInfo& fi, const float* x, size_t n_blocks, const QuantOptions& opt,
-                           uint64_t first_index, float* out) {
+                           uint64_t first_index, const Rht16* rht, float* out) {
   constexpr size_t B = 32;
+  const Rht16Regs rr = rht16_regs(rht);
+  alignas(64) float rx[16 * B];
   const SmallFmtConst c = small_fmt_const(*fi.elem, SR);
   const bool four = fi.elem->bits == 4;
   const bool fp4_rne = !SR && fi.elem == &kE2M1;
@@ -119,6 +184,10 @@ FP4SIM_AVX512 void fake_mx(const BlockFormatInfo& fi, const float* x, size_t n_b
     const size_t nb = std::min<size_t>(16, n_blocks - b0);
     const float* xc = x + b0 * B;
     prefetch_ahead(xc, (n_blocks - b0) * B, 2048);
+    if (rht != nullptr) {
+      rht16_group(xc, nb * B, rr, rx);
+      xc = rx;
+    }
     if constexpr (SR) sr_bytes(opt.seed, opt.stream, first_index + b0 * B, nb * B, rb.data());
     __m512i m[16];
     for (size_t i = 0; i < 16; ++i) {
@@ -170,7 +239,9 @@ FP4SIM_AVX512 void fake_mx(const BlockFormatInfo& fi, const float* x, size_t n_b
 // s's exponent field as dequant_blocks_avx512 does (s is a normal float of at least 2^-48).
 template <bool SR, int Stream>
 FP4SIM_AVX512 void fake_hif4(const float* x, size_t n_blocks, const QuantOptions& opt, uint64_t first_index,
-                             float* out) {
+                             const Rht16* rht, float* out) {
+  const Rht16Regs rr = rht16_regs(rht);
+  alignas(64) float rx[16 * 64];
   const BlockFormatInfo& fi = info(BlockFormat::Hif4);
   const Hif4RecTable& recs = hif4_recs();
   const __m512 t16 = _mm512_loadu_ps(decode_table(*fi.elem).v.data());
@@ -189,6 +260,10 @@ FP4SIM_AVX512 void fake_hif4(const float* x, size_t n_blocks, const QuantOptions
     const size_t nb = std::min<size_t>(16, n_blocks - b0);
     const float* xc = x + b0 * 64;
     prefetch_ahead(xc, (n_blocks - b0) * 64, 4096);
+    if (rht != nullptr) {
+      rht16_group(xc, nb * 64, rr, rx);
+      xc = rx;
+    }
     if constexpr (SR) sr_bytes(opt.seed, opt.stream, first_index + b0 * 64, nb * 64, rb.data());
     __m512i g[16];
     for (size_t i = 0; i < 16; ++i) {
@@ -270,14 +345,15 @@ struct Nvfp4K {
 };
 template <bool SR, int S>
 struct MxK {
-  static void run(const BlockFormatInfo& fi, const float* x, size_t n, const QuantOptions& o, uint64_t f, float* out) {
-    fake_mx<SR, S>(fi, x, n, o, f, out);
+  static void run(const BlockFormatInfo& fi, const float* x, size_t n, const QuantOptions& o, uint64_t f,
+                  const Rht16* r, float* out) {
+    fake_mx<SR, S>(fi, x, n, o, f, r, out);
   }
 };
 template <bool SR, int S>
 struct Hif4K {
-  static void run(const float* x, size_t n, const QuantOptions& o, uint64_t f, float* out) {
-    fake_hif4<SR, S>(x, n, o, f, out);
+  static void run(const float* x, size_t n, const QuantOptions& o, uint64_t f, const Rht16* r, float* out) {
+    fake_hif4<SR, S>(x, n, o, f, r, out);
   }
 };
 
@@ -289,13 +365,13 @@ void fake_nvfp4_1x16_avx512(const float* x, size_t n_blocks, Nvfp4TensorScale ts
 }
 
 void fake_mx_avx512(const BlockFormatInfo& fi, const float* x, size_t n_blocks, const QuantOptions& opt,
-                    uint64_t first_index, float* out, bool stream) {
-  dispatch<MxK>(opt.rounding == Rounding::Sr, stream_kind(out, stream), fi, x, n_blocks, opt, first_index, out);
+                    uint64_t first_index, const Rht16* rht, float* out, bool stream) {
+  dispatch<MxK>(opt.rounding == Rounding::Sr, stream_kind(out, stream), fi, x, n_blocks, opt, first_index, rht, out);
 }
 
-void fake_hif4_avx512(const float* x, size_t n_blocks, const QuantOptions& opt, uint64_t first_index, float* out,
-                      bool stream) {
-  dispatch<Hif4K>(opt.rounding == Rounding::Sr, stream_kind(out, stream), x, n_blocks, opt, first_index, out);
+void fake_hif4_avx512(const float* x, size_t n_blocks, const QuantOptions& opt, uint64_t first_index,
+                      const Rht16* rht, float* out, bool stream) {
+  dispatch<Hif4K>(opt.rounding == Rounding::Sr, stream_kind(out, stream), x, n_blocks, opt, first_index, rht, out);
 }
 
 #undef FP4SIM_AVX512
@@ -305,8 +381,9 @@ void fake_hif4_avx512(const float* x, size_t n_blocks, const QuantOptions& opt, 
 #else  // not x86-64: fake_quantize never selects these
 
 void fake_nvfp4_1x16_avx512(const float*, size_t, Nvfp4TensorScale, const QuantOptions&, uint64_t, float*, bool) {}
-void fake_mx_avx512(const BlockFormatInfo&, const float*, size_t, const QuantOptions&, uint64_t, float*, bool) {}
-void fake_hif4_avx512(const float*, size_t, const QuantOptions&, uint64_t, float*, bool) {}
+void fake_mx_avx512(const BlockFormatInfo&, const float*, size_t, const QuantOptions&, uint64_t, const Rht16*, float*,
+                    bool) {}
+void fake_hif4_avx512(const float*, size_t, const QuantOptions&, uint64_t, const Rht16*, float*, bool) {}
 
 #endif
 

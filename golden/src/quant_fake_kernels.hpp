@@ -2,8 +2,9 @@
 // quant_simd_level() is Avx512: n_blocks consecutive blocks of x (the first at flat index
 // first_index, the SR counter) quantized and dequantized into out, dequantize(quantize(.)) bit for
 // bit, with every block's codes and scale kept in registers. TE convention; NVFP4 1x16 only;
-// rounding Rne or Sr (HiF4: anything but Sr is its nearest rounding). stream: streaming stores
-// where out allows them (the caller fences).
+// rounding Rne or Sr (HiF4: anything but Sr is its nearest rounding). rht (MX, HiF4): RHT-16
+// applied to each group of sixteen blocks first (rht_apply_to's bits), or null. stream: streaming
+// stores where out allows them (the caller fences).
 #pragma once
 
 #include <cstddef>
@@ -13,11 +14,16 @@
 
 namespace fp4sim::quant_detail {
 
+struct Rht16 {
+  const int8_t* signs;  // 16 entries, +1 or -1
+  bool bf16;            // round the rotated values to BF16
+};
+
 void fake_nvfp4_1x16_avx512(const float* x, size_t n_blocks, Nvfp4TensorScale ts, const QuantOptions& opt,
                             uint64_t first_index, float* out, bool stream);
 void fake_mx_avx512(const BlockFormatInfo& fi, const float* x, size_t n_blocks, const QuantOptions& opt,
-                    uint64_t first_index, float* out, bool stream);
-void fake_hif4_avx512(const float* x, size_t n_blocks, const QuantOptions& opt, uint64_t first_index, float* out,
-                      bool stream);
+                    uint64_t first_index, const Rht16* rht, float* out, bool stream);
+void fake_hif4_avx512(const float* x, size_t n_blocks, const QuantOptions& opt, uint64_t first_index,
+                      const Rht16* rht, float* out, bool stream);
 
 }  // namespace fp4sim::quant_detail

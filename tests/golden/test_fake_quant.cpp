@@ -362,6 +362,41 @@ TEST(FakeQuant, SrBitsAtGroupChunkAndThreadBoundaries) {
   }
 }
 
+// RHT-16 inside the fused kernels: groups whose exponent spread certifies exact double sums take
+// the in-register transform, the others rht_apply_to. N(0, 1) rows pass; rows with one value 2^-40
+// (a spread beyond 25 bits), an Inf or a NaN fail, in groups of their own and beside passing ones.
+TEST(FakeQuant, Rht16CertifiedAndFallbackGroups) {
+  const size_t rows = 96, cols = 1024;
+  std::mt19937 g(17);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  std::vector<float> x(rows * cols);
+  for (float& v : x) v = nd(g);
+  for (size_t r = 0; r < rows; r += 5) x[r * cols + (r * 37) % cols] = std::ldexp(1.0f, -40);
+  x[7 * cols + 100] = std::numeric_limits<float>::infinity();
+  x[11 * cols + 900] = std::numeric_limits<float>::quiet_NaN();
+  for (size_t i = 20 * cols; i < 21 * cols; ++i) x[i] = 0.0f;  // all zero: certified, +0.0 sums
+  for (const BlockFormatInfo& fi : all_block_formats()) {
+    for (Rounding r : {Rounding::Rne, Rounding::Sr}) {
+      for (int variant = 0; variant < 3; ++variant) {
+        QuantOptions o;
+        o.rounding = r;
+        o.seed = 3;
+        o.rht = 16;
+        o.rht_bf16 = variant == 1;
+        o.rht_seeded = variant == 2;
+        o.rht_seed = 44;
+        o.threads = 2;
+        for (BlockAxis axis : {BlockAxis::Last, BlockAxis::First}) {
+          const size_t rr = axis == BlockAxis::First ? cols : rows, cc = axis == BlockAxis::First ? rows : cols;
+          const std::vector<float> xs = axis == BlockAxis::First ? transpose(x, rows, cols) : x;
+          EXPECT_EQ(first_mismatch(fake(fi.id, xs, rr, cc, o, axis), reference(fi.id, xs, rr, cc, o, axis)), -1)
+              << fi.name << " rounding " << static_cast<int>(r) << " variant " << variant;
+        }
+      }
+    }
+  }
+}
+
 TEST(FakeQuant, RejectsShapesQuantizeRejects) {
   std::vector<float> x(48 * 32), out(x.size());
   QuantOptions o;
