@@ -77,6 +77,7 @@ struct Scratch {
   std::vector<float> in, rot, deq;
   std::vector<uint8_t> codes, scales;
   std::vector<uint32_t> words;
+  std::vector<uint64_t> starts;
 };
 Scratch& scratch() {
   thread_local Scratch s;
@@ -150,6 +151,89 @@ void fake_quantize_unfused(BlockFormat f, const float* x, size_t rows, size_t co
   else std::memcpy(out, d.data(), n * sizeof(float));
 }
 
+// Along the first axis with the fused kernels: bands of B rows of x (B = the block), each block
+// being B consecutive rows of one column, so that a band holds whole blocks and x and out are read
+// and written a band at a time, rows of 64 bytes per transpose, instead of a few columns at a
+// time down the whole tensor (whose rows lie a page or more apart). Per band, up to `span`
+// columns go through a 16 x 16 transpose into view layout (column c at t + c * B), the kernel
+// (in place, block c's SR bytes from flat index c * rows + i0 of the view) and back. RHT-16 only
+// (its tiles then lie inside a block): the caller keeps the chunk path for the other sizes.
+void fake_first_bands(BlockFormat f, const float* x, size_t rows, size_t cols, const QuantOptions& opt, float* out,
+                      unsigned threads, const std::vector<int8_t>& signs) {
+  const BlockFormatInfo& fi = info(f);
+  const size_t B = static_cast<size_t>(fi.block);
+  const size_t n_bands = rows / B;
+  const size_t span = std::min<size_t>(cols, 4096 / B);  // 16 KiB of values: in L1 with the kernel's own
+  const bool rht = opt.rht == 16;
+  const Rht16 r16{signs.data(), opt.rht_bf16};
+  auto gather = [&](const float* src, size_t i0, size_t c0, size_t nc, float* t) {
+    for (size_t j0 = 0; j0 < nc; j0 += 16)
+      for (size_t k = 0; k < B; k += 16) transpose16_avx512(src + (i0 + k) * cols + c0 + j0, cols, t + j0 * B + k, B);
+  };
+  auto scatter = [&](const float* t, size_t i0, size_t c0, size_t nc) {
+    for (size_t j0 = 0; j0 < nc; j0 += 16)
+      for (size_t k = 0; k < B; k += 16) transpose16_avx512(t + j0 * B + k, B, out + (i0 + k) * cols + c0 + j0, cols);
+  };
+  // body(t, starts, i0, c0, nc) for every band and column span, t holding src's values there.
+  auto for_spans = [&](const float* src, auto&& body, auto&& band_done) {
+    parallel_chunks(n_bands, threads, [&](size_t band, std::vector<float>&) {
+      Scratch& s = scratch();
+      float* t = sized(s.in, span * B);
+      uint64_t* starts = sized(s.starts, span);
+      const size_t i0 = band * B;
+      for (size_t c0 = 0; c0 < cols; c0 += span) {
+        const size_t nc = std::min(span, cols - c0);
+        gather(src, i0, c0, nc, t);
+        for (size_t j = 0; j < nc; ++j) starts[j] = (c0 + j) * rows + i0;
+        body(t, starts, i0, c0, nc);
+      }
+      band_done(band);
+    });
+  };
+  auto none = [](size_t) {};
+  if (f == BlockFormat::Nvfp4) {
+    const float* src = x;
+    float amax = 0.0f;
+    if (rht) {  // pass 1: the rotated values into out, and their amax
+      std::vector<float> band_amax(n_bands, 0.0f);
+      parallel_chunks(n_bands, threads, [&](size_t band, std::vector<float>&) {
+        Scratch& s = scratch();
+        float* t = sized(s.in, span * B);
+        const size_t i0 = band * B;
+        float m = 0.0f;
+        for (size_t c0 = 0; c0 < cols; c0 += span) {
+          const size_t nc = std::min(span, cols - c0);
+          gather(x, i0, c0, nc, t);
+          rht_apply_to(std::span<const float>(t, nc * B), std::span<float>(t, nc * B), B, 16, signs, opt.rht_bf16);
+          m = std::max(m, tensor_amax(t, nc * B));
+          scatter(t, i0, c0, nc);
+        }
+        band_amax[band] = m;
+      });
+      amax = *std::max_element(band_amax.begin(), band_amax.end());
+      src = out;
+    } else {  // a max of the same values in any order: x's flat chunks of 64 Ki
+      const size_t n = rows * cols, per = size_t{1} << 16;
+      std::vector<float> flat_amax((n + per - 1) / per, 0.0f);
+      parallel_chunks(flat_amax.size(), threads, [&](size_t c, std::vector<float>&) {
+        flat_amax[c] = tensor_amax(x + c * per, std::min(n, (c + 1) * per) - c * per);
+      });
+      amax = *std::max_element(flat_amax.begin(), flat_amax.end());
+    }
+    const Nvfp4TensorScale ts = nvfp4_tensor_scale(amax, opt.pts);
+    for_spans(src, [&](float* t, const uint64_t* starts, size_t i0, size_t c0, size_t nc) {
+      fake_nvfp4_1x16_avx512(t, nc, ts, opt, 0, starts, t, false);
+      scatter(t, i0, c0, nc);
+    }, none);
+    return;
+  }
+  for_spans(x, [&](float* t, const uint64_t* starts, size_t i0, size_t c0, size_t nc) {
+    if (f == BlockFormat::Hif4) fake_hif4_avx512(t, nc, opt, 0, starts, rht ? &r16 : nullptr, t, false);
+    else fake_mx_avx512(fi, t, nc, opt, 0, starts, rht ? &r16 : nullptr, t, false);
+    scatter(t, i0, c0, nc);
+  }, none);
+}
+
 }  // namespace
 
 void fake_quantize(BlockFormat f, const float* x, size_t rows, size_t cols, const QuantOptions& opt, float* out,
@@ -212,6 +296,10 @@ void fake_quantize(BlockFormat f, const float* x, size_t rows, size_t cols, cons
   const Rht16 r16{signs.data(), opt.rht_bf16};
   const Rht16* in_kernel = fused && opt.rht == 16 && f != BlockFormat::Nvfp4 ? &r16 : nullptr;
   const bool rht_first = opt.rht != 0 && in_kernel == nullptr;
+  if (first && fused && cols % 16 == 0 && (opt.rht == 0 || opt.rht == 16)) {
+    fake_first_bands(f, x, rows, cols, opt, out, threads, signs);
+    return;
+  }
 
   // The view rows [r0, r0 + nr) of src (laid out as x) in view layout, through the RHT if rht.
   // Row j of the result is at j * ld.
@@ -283,7 +371,7 @@ void fake_quantize(BlockFormat f, const float* x, size_t rows, size_t cols, cons
       float* d = dest(r0, nr, s);
       if (fused) {
         row_groups(nr, [&](size_t j0, size_t k) {
-          fake_nvfp4_1x16_avx512(v + j0 * ld, k * C / 16, ts, opt, r0 * C + j0 * C, d + j0 * ld, stream);
+          fake_nvfp4_1x16_avx512(v + j0 * ld, k * C / 16, ts, opt, r0 * C + j0 * C, nullptr, d + j0 * ld, stream);
         });
         store(d, r0, nr);
         fence(stream);
@@ -312,8 +400,8 @@ void fake_quantize(BlockFormat f, const float* x, size_t rows, size_t cols, cons
       row_groups(nr, [&](size_t j0, size_t k) {
         const size_t kb = k * C / B;
         const size_t i0 = r0 * C + j0 * C;
-        if (f == BlockFormat::Hif4) fake_hif4_avx512(v + j0 * ld, kb, opt, i0, in_kernel, d + j0 * ld, stream);
-        else fake_mx_avx512(fi, v + j0 * ld, kb, opt, i0, in_kernel, d + j0 * ld, stream);
+        if (f == BlockFormat::Hif4) fake_hif4_avx512(v + j0 * ld, kb, opt, i0, nullptr, in_kernel, d + j0 * ld, stream);
+        else fake_mx_avx512(fi, v + j0 * ld, kb, opt, i0, nullptr, in_kernel, d + j0 * ld, stream);
       });
       store(d, r0, nr);
       fence(stream);

@@ -127,12 +127,79 @@ FP4SIM_AVX512 void rht16_group(const float* src, size_t n, const Rht16Regs& rr, 
   }
 }
 
+// (hi, lo) of the 32 x 32 -> 64-bit products a * m, sixteen lanes.
+FP4SIM_AVX512_INLINE void mulhilo16(__m512i a, __m512i m, __m512i& hi, __m512i& lo) {
+  lo = _mm512_mullo_epi32(a, m);
+  const __m512i even = _mm512_mul_epu32(a, m), odd = _mm512_mul_epu32(_mm512_srli_epi64(a, 32), m);
+  hi = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(even, 32), odd);
+}
+
+// SPEC §3's SR bytes for sixteen blocks of B values whose flat indices start at starts[0..15]
+// (multiples of 16): one Philox4x32-10 counter block per lane, B / 16 of them per block (the
+// rounds of philox4x32_r on sixteen counters at once), laid out as sr_bytes would write each
+// block's range: block j's bytes at rb + j * B.
+FP4SIM_AVX512 void sr_bytes_16_blocks(const QuantOptions& opt, const uint64_t* starts, size_t B, uint8_t* rb) {
+  const __m512i m0 = set1(0xD2511F53u), m1 = set1(0xCD9E8D57u);
+  const __m512i c2_init = set1(opt.stream);
+  const __m512i blk_lo = _mm512_srli_epi64(_mm512_loadu_si512(starts), 4);
+  const __m512i blk_hi = _mm512_srli_epi64(_mm512_loadu_si512(starts + 8), 4);
+  for (size_t q = 0; q < B / 16; ++q) {
+    const __m512i bq_lo = _mm512_add_epi64(blk_lo, _mm512_set1_epi64(static_cast<int64_t>(q)));
+    const __m512i bq_hi = _mm512_add_epi64(blk_hi, _mm512_set1_epi64(static_cast<int64_t>(q)));
+    __m512i c0 = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(bq_lo)), _mm512_cvtepi64_epi32(bq_hi), 1);
+    __m512i c1 = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(_mm512_srli_epi64(bq_lo, 32))),
+                                    _mm512_cvtepi64_epi32(_mm512_srli_epi64(bq_hi, 32)), 1);
+    __m512i c2 = c2_init, c3 = _mm512_setzero_si512();
+    uint32_t k0 = static_cast<uint32_t>(opt.seed), k1 = static_cast<uint32_t>(opt.seed >> 32);
+    for (int r = 0; r < 10; ++r) {
+      if (r > 0) k0 += 0x9E3779B9u, k1 += 0xBB67AE85u;
+      __m512i hi0, lo0, hi1, lo1;
+      mulhilo16(c0, m0, hi0, lo0);
+      mulhilo16(c2, m1, hi1, lo1);
+      c0 = _mm512_xor_si512(_mm512_xor_si512(hi1, c1), set1(k0));
+      c1 = lo1;
+      c2 = _mm512_xor_si512(_mm512_xor_si512(hi0, c3), set1(k1));
+      c3 = lo0;
+    }
+    // Lane j's words (c0, c1, c2, c3) as its 16 bytes: after the unpacks, 128-bit lane L of u[k]
+    // holds counter lane 4L + k.
+    const __m512i t0 = _mm512_unpacklo_epi32(c0, c1), t1 = _mm512_unpackhi_epi32(c0, c1);
+    const __m512i t2 = _mm512_unpacklo_epi32(c2, c3), t3 = _mm512_unpackhi_epi32(c2, c3);
+    const __m512i u[4] = {_mm512_unpacklo_epi64(t0, t2), _mm512_unpackhi_epi64(t0, t2), _mm512_unpacklo_epi64(t1, t3),
+                          _mm512_unpackhi_epi64(t1, t3)};
+    for (int k = 0; k < 4; ++k) {
+      auto* o = reinterpret_cast<__m128i*>(rb + static_cast<size_t>(k) * B + 16 * q);
+      _mm_storeu_si128(o, _mm512_castsi512_si128(u[k]));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(reinterpret_cast<uint8_t*>(o) + 4 * B), _mm512_extracti32x4_epi32(u[k], 1));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(reinterpret_cast<uint8_t*>(o) + 8 * B), _mm512_extracti32x4_epi32(u[k], 2));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(reinterpret_cast<uint8_t*>(o) + 12 * B), _mm512_extracti32x4_epi32(u[k], 3));
+    }
+  }
+}
+
+// The SR bytes of blocks b0 .. b0 + nb (B values each): consecutive from first_index, or (starts)
+// block b's from the flat index starts[b] (blocks of different view rows, along the first axis).
+FP4SIM_AVX512_INLINE void sr_block_bytes(const QuantOptions& opt, uint64_t first_index, const uint64_t* starts,
+                                         size_t b0, size_t nb, size_t B, uint8_t* rb) {
+  if (starts == nullptr) {
+    sr_bytes(opt.seed, opt.stream, first_index + b0 * B, nb * B, rb);
+    return;
+  }
+  uint64_t misaligned = 0;
+  for (size_t i = 0; i < nb; ++i) misaligned |= starts[b0 + i] & 15u;
+  if (nb == 16 && misaligned == 0) {
+    sr_bytes_16_blocks(opt, starts + b0, B, rb);
+    return;
+  }
+  for (size_t i = 0; i < nb; ++i) sr_bytes(opt.seed, opt.stream, starts[b0 + i], B, rb + i * B);
+}
+
 // NVFP4 1x16: nvfp4_1x16's scale chain for sixteen blocks, then per block the codes (RNE by the
 // arithmetic of e2m1_rne_16, which gives the codes of store_e2m1_64; SR by small_codes_16) and
 // (value * s) * S_dec as dequant_blocks computes it.
 template <bool SR, int Stream>
 FP4SIM_AVX512 void fake_nvfp4(const float* x, size_t n_blocks, Nvfp4TensorScale ts, const QuantOptions& opt,
-                              uint64_t first_index, float* out) {
+                              uint64_t first_index, const uint64_t* starts, float* out) {
   const SmallFmtConst c = small_fmt_const(kE2M1, true);
   const __m512 mult = _mm512_set1_ps(ts.s_enc * (1.0f / 6.0f));  // nvfp4_scale_code's factor
   const __m512 t16 = _mm512_loadu_ps(decode_table(kE2M1).v.data());
@@ -144,7 +211,7 @@ FP4SIM_AVX512 void fake_nvfp4(const float* x, size_t n_blocks, Nvfp4TensorScale 
     const float* xc = x + b0 * 16;
     float* oc = out + b0 * 16;
     prefetch_ahead(xc, (n_blocks - b0) * 16, 1024);
-    if constexpr (SR) sr_bytes(opt.seed, opt.stream, first_index + b0 * 16, nb * 16, rb.data());
+    if constexpr (SR) sr_block_bytes(opt, first_index, starts, b0, nb, 16, rb.data());
     const __m512i code = ue4m3_rne_sat_16(_mm512_mul_ps(_mm512_castsi512_ps(nvfp4_block_maxima_16(xc, nb)), mult));
     _mm512_store_ps(inv16, nvfp4_inverse_16(code, ts.s_dec));
     _mm512_store_ps(s16, ue4m3_value_16(code));
@@ -164,7 +231,7 @@ FP4SIM_AVX512 void fake_nvfp4(const float* x, size_t n_blocks, Nvfp4TensorScale 
 // non-finite block dequantizes to NaN, an all-zero block to +0.0 (zero codes).
 template <bool SR, int Stream>
 FP4SIM_AVX512 void fake_mx(const BlockFormatInfo& fi, const float* x, size_t n_blocks, const QuantOptions& opt,
-                           uint64_t first_index, const Rht16* rht, float* out) {
+                           uint64_t first_index, const uint64_t* starts, const Rht16* rht, float* out) {
   constexpr size_t B = 32;
   const Rht16Regs rr = rht16_regs(rht);
   alignas(64) float rx[16 * B];
@@ -188,7 +255,7 @@ FP4SIM_AVX512 void fake_mx(const BlockFormatInfo& fi, const float* x, size_t n_b
       rht16_group(xc, nb * B, rr, rx);
       xc = rx;
     }
-    if constexpr (SR) sr_bytes(opt.seed, opt.stream, first_index + b0 * B, nb * B, rb.data());
+    if constexpr (SR) sr_block_bytes(opt, first_index, starts, b0, nb, B, rb.data());
     __m512i m[16];
     for (size_t i = 0; i < 16; ++i) {
       m[i] = i < nb ? _mm512_max_epu32(_mm512_and_si512(_mm512_loadu_si512(xc + B * i), absm),
@@ -239,7 +306,7 @@ FP4SIM_AVX512 void fake_mx(const BlockFormatInfo& fi, const float* x, size_t n_b
 // s's exponent field as dequant_blocks_avx512 does (s is a normal float of at least 2^-48).
 template <bool SR, int Stream>
 FP4SIM_AVX512 void fake_hif4(const float* x, size_t n_blocks, const QuantOptions& opt, uint64_t first_index,
-                             const Rht16* rht, float* out) {
+                             const uint64_t* starts, const Rht16* rht, float* out) {
   const Rht16Regs rr = rht16_regs(rht);
   alignas(64) float rx[16 * 64];
   const BlockFormatInfo& fi = info(BlockFormat::Hif4);
@@ -264,7 +331,7 @@ FP4SIM_AVX512 void fake_hif4(const float* x, size_t n_blocks, const QuantOptions
       rht16_group(xc, nb * 64, rr, rx);
       xc = rx;
     }
-    if constexpr (SR) sr_bytes(opt.seed, opt.stream, first_index + b0 * 64, nb * 64, rb.data());
+    if constexpr (SR) sr_block_bytes(opt, first_index, starts, b0, nb, 64, rb.data());
     __m512i g[16];
     for (size_t i = 0; i < 16; ++i) {
       if (i >= nb) {
@@ -339,39 +406,44 @@ void dispatch(bool sr, int stream, A&&... a) {
 
 template <bool SR, int S>
 struct Nvfp4K {
-  static void run(const float* x, size_t n, Nvfp4TensorScale ts, const QuantOptions& o, uint64_t f, float* out) {
-    fake_nvfp4<SR, S>(x, n, ts, o, f, out);
+  static void run(const float* x, size_t n, Nvfp4TensorScale ts, const QuantOptions& o, uint64_t f,
+                  const uint64_t* st, float* out) {
+    fake_nvfp4<SR, S>(x, n, ts, o, f, st, out);
   }
 };
 template <bool SR, int S>
 struct MxK {
   static void run(const BlockFormatInfo& fi, const float* x, size_t n, const QuantOptions& o, uint64_t f,
-                  const Rht16* r, float* out) {
-    fake_mx<SR, S>(fi, x, n, o, f, r, out);
+                  const uint64_t* st, const Rht16* r, float* out) {
+    fake_mx<SR, S>(fi, x, n, o, f, st, r, out);
   }
 };
 template <bool SR, int S>
 struct Hif4K {
-  static void run(const float* x, size_t n, const QuantOptions& o, uint64_t f, const Rht16* r, float* out) {
-    fake_hif4<SR, S>(x, n, o, f, r, out);
+  static void run(const float* x, size_t n, const QuantOptions& o, uint64_t f, const uint64_t* st, const Rht16* r,
+                  float* out) {
+    fake_hif4<SR, S>(x, n, o, f, st, r, out);
   }
 };
 
 }  // namespace
 
 void fake_nvfp4_1x16_avx512(const float* x, size_t n_blocks, Nvfp4TensorScale ts, const QuantOptions& opt,
-                            uint64_t first_index, float* out, bool stream) {
-  dispatch<Nvfp4K>(opt.rounding == Rounding::Sr, stream_kind(out, stream), x, n_blocks, ts, opt, first_index, out);
+                            uint64_t first_index, const uint64_t* starts, float* out, bool stream) {
+  dispatch<Nvfp4K>(opt.rounding == Rounding::Sr, stream_kind(out, stream), x, n_blocks, ts, opt, first_index, starts,
+                   out);
 }
 
 void fake_mx_avx512(const BlockFormatInfo& fi, const float* x, size_t n_blocks, const QuantOptions& opt,
-                    uint64_t first_index, const Rht16* rht, float* out, bool stream) {
-  dispatch<MxK>(opt.rounding == Rounding::Sr, stream_kind(out, stream), fi, x, n_blocks, opt, first_index, rht, out);
+                    uint64_t first_index, const uint64_t* starts, const Rht16* rht, float* out, bool stream) {
+  dispatch<MxK>(opt.rounding == Rounding::Sr, stream_kind(out, stream), fi, x, n_blocks, opt, first_index, starts, rht,
+                out);
 }
 
 void fake_hif4_avx512(const float* x, size_t n_blocks, const QuantOptions& opt, uint64_t first_index,
-                      const Rht16* rht, float* out, bool stream) {
-  dispatch<Hif4K>(opt.rounding == Rounding::Sr, stream_kind(out, stream), x, n_blocks, opt, first_index, rht, out);
+                      const uint64_t* starts, const Rht16* rht, float* out, bool stream) {
+  dispatch<Hif4K>(opt.rounding == Rounding::Sr, stream_kind(out, stream), x, n_blocks, opt, first_index, starts, rht,
+                  out);
 }
 
 #undef FP4SIM_AVX512
@@ -380,10 +452,12 @@ void fake_hif4_avx512(const float* x, size_t n_blocks, const QuantOptions& opt, 
 
 #else  // not x86-64: fake_quantize never selects these
 
-void fake_nvfp4_1x16_avx512(const float*, size_t, Nvfp4TensorScale, const QuantOptions&, uint64_t, float*, bool) {}
-void fake_mx_avx512(const BlockFormatInfo&, const float*, size_t, const QuantOptions&, uint64_t, const Rht16*, float*,
-                    bool) {}
-void fake_hif4_avx512(const float*, size_t, const QuantOptions&, uint64_t, const Rht16*, float*, bool) {}
+void fake_nvfp4_1x16_avx512(const float*, size_t, Nvfp4TensorScale, const QuantOptions&, uint64_t, const uint64_t*,
+                            float*, bool) {}
+void fake_mx_avx512(const BlockFormatInfo&, const float*, size_t, const QuantOptions&, uint64_t, const uint64_t*,
+                    const Rht16*, float*, bool) {}
+void fake_hif4_avx512(const float*, size_t, const QuantOptions&, uint64_t, const uint64_t*, const Rht16*, float*,
+                      bool) {}
 
 #endif
 

@@ -1,7 +1,8 @@
 // Fused fake-quantization kernels (quant_fake_avx512.cpp), called by fake_quantize where
 // quant_simd_level() is Avx512: n_blocks consecutive blocks of x (the first at flat index
-// first_index, the SR counter) quantized and dequantized into out, dequantize(quantize(.)) bit for
-// bit, with every block's codes and scale kept in registers. TE convention; NVFP4 1x16 only;
+// first_index, the SR counter; or block b at flat index starts[b] where starts is not null)
+// quantized and dequantized into out, dequantize(quantize(.)) bit for bit, with every block's
+// codes and scale kept in registers. TE convention; NVFP4 1x16 only;
 // rounding Rne or Sr (HiF4: anything but Sr is its nearest rounding). rht (MX, HiF4): RHT-16
 // applied to each group of sixteen blocks first (rht_apply_to's bits), or null. stream: streaming
 // stores where out allows them (the caller fences).
@@ -20,10 +21,10 @@ struct Rht16 {
 };
 
 void fake_nvfp4_1x16_avx512(const float* x, size_t n_blocks, Nvfp4TensorScale ts, const QuantOptions& opt,
-                            uint64_t first_index, float* out, bool stream);
+                            uint64_t first_index, const uint64_t* starts, float* out, bool stream);
 void fake_mx_avx512(const BlockFormatInfo& fi, const float* x, size_t n_blocks, const QuantOptions& opt,
-                    uint64_t first_index, const Rht16* rht, float* out, bool stream);
+                    uint64_t first_index, const uint64_t* starts, const Rht16* rht, float* out, bool stream);
 void fake_hif4_avx512(const float* x, size_t n_blocks, const QuantOptions& opt, uint64_t first_index,
-                      const Rht16* rht, float* out, bool stream);
+                      const uint64_t* starts, const Rht16* rht, float* out, bool stream);
 
 }  // namespace fp4sim::quant_detail
