@@ -222,7 +222,8 @@ void fake_first_bands(BlockFormat f, const float* x, size_t rows, size_t cols, c
     }
     const Nvfp4TensorScale ts = nvfp4_tensor_scale(amax, opt.pts);
     for_spans(src, [&](float* t, const uint64_t* starts, size_t i0, size_t c0, size_t nc) {
-      fake_nvfp4_1x16_avx512(t, nc, ts, opt, 0, starts, t, false);
+      if (opt.two_d) fake_nvfp4_2d_avx512(t, nc, B, ts, opt, 0, starts, t, false);  // tiles: 16 columns of the band
+      else fake_nvfp4_1x16_avx512(t, nc, ts, opt, 0, starts, t, false);
       scatter(t, i0, c0, nc);
     }, none);
     return;
@@ -283,11 +284,10 @@ void fake_quantize(BlockFormat f, const float* x, size_t rows, size_t cols, cons
     else
       for (size_t j = 0; j < nr; ++j) fn(j, size_t{1});
   };
-  // The fused AVX-512 kernels (quant_fake_avx512.cpp) where quantize() would take the AVX-512
-  // kernels they mirror; NVFP4 2D and the other roundings keep codes and scales in the chunk buffers.
+  // The fused AVX-512 kernels (quant_fake_avx512.cpp) where quantize() would take the vector
+  // kernels they mirror; the other roundings keep codes and scales in the chunk buffers.
   const bool sr_or_rne = opt.rounding == Rounding::Sr || opt.rounding == Rounding::Rne;
-  const bool fused = quant_simd_level() == QuantSimd::Avx512 &&
-                     (f == BlockFormat::Hif4 || (sr_or_rne && !(f == BlockFormat::Nvfp4 && opt.two_d)));
+  const bool fused = quant_simd_level() == QuantSimd::Avx512 && (f == BlockFormat::Hif4 || sr_or_rne);
   std::vector<int8_t> signs;
   if (opt.rht != 0) rht_signs(opt.rht, opt.rht_seeded || opt.rht != 16, opt.rht_seed, signs);
   // MX and HiF4 take RHT-16 inside the fused kernels, per group of blocks in L1; other sizes, and
@@ -371,7 +371,8 @@ void fake_quantize(BlockFormat f, const float* x, size_t rows, size_t cols, cons
       float* d = dest(r0, nr, s);
       if (fused) {
         row_groups(nr, [&](size_t j0, size_t k) {
-          fake_nvfp4_1x16_avx512(v + j0 * ld, k * C / 16, ts, opt, r0 * C + j0 * C, nullptr, d + j0 * ld, stream);
+          if (opt.two_d) fake_nvfp4_2d_avx512(v + j0 * ld, k, C, ts, opt, r0 * C + j0 * C, nullptr, d + j0 * ld, stream);
+          else fake_nvfp4_1x16_avx512(v + j0 * ld, k * C / 16, ts, opt, r0 * C + j0 * C, nullptr, d + j0 * ld, stream);
         });
         store(d, r0, nr);
         fence(stream);

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <span>
+#include <vector>
 
 #include "fp4sim/hadamard.hpp"
 #include "fp4sim/philox.hpp"
@@ -92,16 +93,27 @@ FP4SIM_AVX512_INLINE __m512d fwht8(__m512d a) {
   return _mm512_fmadd_pd(a, s4, _mm512_shuffle_f64x2(a, a, 0x4E));
 }
 
-FP4SIM_AVX512_INLINE __m256 rht16_finish(__m512d v, bool bf16) {
+template <bool kBf16>
+FP4SIM_AVX512_INLINE __m256 rht16_finish(__m512d v) {
   // * 1/4 + 0: exact, and an exact-zero sum becomes +0.0 as the reference gives
   __m256 f = _mm512_cvtpd_ps(_mm512_fmadd_pd(v, _mm512_set1_pd(0.25), _mm512_setzero_pd()));
-  if (bf16) {  // RNE to BF16 (no NaN here)
+  if constexpr (kBf16) {  // RNE to BF16 (no NaN here)
     const __m256i b = _mm256_castps_si256(f);
     const __m256i r = _mm256_add_epi32(b, _mm256_add_epi32(_mm256_set1_epi32(0x7FFF),
                                                            _mm256_and_si256(_mm256_srli_epi32(b, 16), _mm256_set1_epi32(1))));
     f = _mm256_castsi256_ps(_mm256_and_si256(r, _mm256_set1_epi32(static_cast<int>(0xFFFF0000u))));
   }
   return f;
+}
+
+template <bool kBf16>
+FP4SIM_AVX512_INLINE void rht16_tiles(const float* src, size_t n, __m512d pre_lo, __m512d pre_hi, float* dst) {
+  for (size_t i = 0; i < n; i += 16) {
+    const __m512d lo = fwht8(_mm512_xor_pd(_mm512_cvtps_pd(_mm256_loadu_ps(src + i)), pre_lo));
+    const __m512d hi = fwht8(_mm512_xor_pd(_mm512_cvtps_pd(_mm256_loadu_ps(src + i + 8)), pre_hi));
+    _mm256_store_ps(dst + i, rht16_finish<kBf16>(_mm512_add_pd(lo, hi)));
+    _mm256_store_ps(dst + i + 8, rht16_finish<kBf16>(_mm512_sub_pd(lo, hi)));
+  }
 }
 
 FP4SIM_AVX512 void rht16_group(const float* src, size_t n, const Rht16Regs& rr, float* dst) {
@@ -119,12 +131,8 @@ FP4SIM_AVX512 void rht16_group(const float* src, size_t n, const Rht16Regs& rr, 
                  std::span<const int8_t>(rr.rht->signs, 16), rr.rht->bf16);
     return;
   }
-  for (size_t i = 0; i < n; i += 16) {
-    const __m512d lo = fwht8(_mm512_xor_pd(_mm512_cvtps_pd(_mm256_loadu_ps(src + i)), rr.pre_lo));
-    const __m512d hi = fwht8(_mm512_xor_pd(_mm512_cvtps_pd(_mm256_loadu_ps(src + i + 8)), rr.pre_hi));
-    _mm256_store_ps(dst + i, rht16_finish(_mm512_add_pd(lo, hi), rr.rht->bf16));
-    _mm256_store_ps(dst + i + 8, rht16_finish(_mm512_sub_pd(lo, hi), rr.rht->bf16));
-  }
+  if (rr.rht->bf16) rht16_tiles<true>(src, n, rr.pre_lo, rr.pre_hi, dst);
+  else rht16_tiles<false>(src, n, rr.pre_lo, rr.pre_hi, dst);
 }
 
 // (hi, lo) of the 32 x 32 -> 64-bit products a * m, sixteen lanes.
@@ -223,6 +231,59 @@ FP4SIM_AVX512 void fake_nvfp4(const float* x, size_t n_blocks, Nvfp4TensorScale 
       else cc = e2m1_rne_16(xv, vinv);
       const __m512 q = _mm512_permutexvar_ps(cc, t16);
       store16<Stream>(oc + 16 * i, _mm512_mul_ps(_mm512_mul_ps(q, _mm512_set1_ps(s16[i])), g));
+    }
+  }
+}
+
+// NVFP4 2D (16 x 16 tiles, one scale each): nvfp4_2d_avx2's tile maxima (the NaN-ignoring block
+// maxima of the tile's rows, maxed), the 1x16 scale chain on sixteen tiles at a time, then each
+// row's blocks as fake_nvfp4 does. Per band of 16 rows, a pass over its rows for the maxima (per
+// tile a vector of lane maxima in acc) and one to quantize: each row read and written in order.
+// x is [rows, cols] from a tile's first row; row r's first SR index is first_index + r * cols, or
+// starts[r].
+template <bool SR, int Stream>
+FP4SIM_AVX512 void fake_nvfp4_2d(const float* x, size_t rows, size_t cols, Nvfp4TensorScale ts, const QuantOptions& opt,
+                                 uint64_t first_index, const uint64_t* starts, float* out) {
+  const SmallFmtConst c = small_fmt_const(kE2M1, true);
+  const __m512 mult = _mm512_set1_ps(ts.s_enc * (1.0f / 6.0f));
+  const __m512 t16 = _mm512_loadu_ps(decode_table(kE2M1).v.data());
+  const __m512 g = _mm512_set1_ps(ts.s_dec);
+  const size_t sc = cols / 16, sc16 = (sc + 15) / 16 * 16;
+  thread_local std::vector<uint32_t> acc;  // 16 lanes per tile
+  thread_local std::vector<float> inv, sv;
+  thread_local std::vector<uint8_t> rb;
+  if (inv.size() < sc16) acc.resize(16 * sc16), inv.resize(sc16), sv.resize(sc16);
+  if (SR && rb.size() < cols) rb.resize(cols);
+  for (size_t r0 = 0; r0 < rows; r0 += 16) {
+    const size_t r1 = std::min(rows, r0 + 16);
+    std::fill(acc.begin(), acc.end(), 0u);
+    for (size_t r = r0; r < r1; ++r) {
+      const float* xr = x + r * cols;
+      for (size_t t = 0; t < sc; ++t) {
+        uint32_t* a = acc.data() + 16 * t;
+        _mm512_storeu_si512(a, _mm512_max_epu32(_mm512_loadu_si512(a), nvfp4_block_lanes(xr + 16 * t)));
+      }
+    }
+    for (size_t t0 = 0; t0 < sc; t0 += 16) {
+      __m512i m[16];
+      for (size_t t = 0; t < 16; ++t) m[t] = _mm512_loadu_si512(acc.data() + 16 * (t0 + t));
+      const __m512i code = ue4m3_rne_sat_16(_mm512_mul_ps(_mm512_castsi512_ps(lane_maxima_16(m)), mult));
+      _mm512_storeu_ps(inv.data() + t0, nvfp4_inverse_16(code, ts.s_dec));
+      _mm512_storeu_ps(sv.data() + t0, ue4m3_value_16(code));
+    }
+    for (size_t r = r0; r < r1; ++r) {
+      const float* xr = x + r * cols;
+      float* orow = out + r * cols;
+      if constexpr (SR) sr_bytes(opt.seed, opt.stream, starts ? starts[r] : first_index + r * cols, cols, rb.data());
+      for (size_t t = 0; t < sc; ++t) {
+        const __m512 xv = _mm512_loadu_ps(xr + 16 * t);
+        const __m512 vinv = _mm512_set1_ps(inv[t]);
+        __m512i cc;
+        if constexpr (SR) cc = small_codes_16<true>(_mm512_mul_ps(xv, vinv), xv, rbytes_16(rb.data() + 16 * t), c);
+        else cc = e2m1_rne_16(xv, vinv);
+        const __m512 q = _mm512_permutexvar_ps(cc, t16);
+        store16<Stream>(orow + 16 * t, _mm512_mul_ps(_mm512_mul_ps(q, _mm512_set1_ps(sv[t])), g));
+      }
     }
   }
 }
@@ -412,6 +473,13 @@ struct Nvfp4K {
   }
 };
 template <bool SR, int S>
+struct Nvfp42dK {
+  static void run(const float* x, size_t rows, size_t cols, Nvfp4TensorScale ts, const QuantOptions& o, uint64_t f,
+                  const uint64_t* st, float* out) {
+    fake_nvfp4_2d<SR, S>(x, rows, cols, ts, o, f, st, out);
+  }
+};
+template <bool SR, int S>
 struct MxK {
   static void run(const BlockFormatInfo& fi, const float* x, size_t n, const QuantOptions& o, uint64_t f,
                   const uint64_t* st, const Rht16* r, float* out) {
@@ -434,6 +502,12 @@ void fake_nvfp4_1x16_avx512(const float* x, size_t n_blocks, Nvfp4TensorScale ts
                    out);
 }
 
+void fake_nvfp4_2d_avx512(const float* x, size_t rows, size_t cols, Nvfp4TensorScale ts, const QuantOptions& opt,
+                          uint64_t first_index, const uint64_t* starts, float* out, bool stream) {
+  dispatch<Nvfp42dK>(opt.rounding == Rounding::Sr, stream_kind(out, stream), x, rows, cols, ts, opt, first_index, starts,
+                     out);
+}
+
 void fake_mx_avx512(const BlockFormatInfo& fi, const float* x, size_t n_blocks, const QuantOptions& opt,
                     uint64_t first_index, const uint64_t* starts, const Rht16* rht, float* out, bool stream) {
   dispatch<MxK>(opt.rounding == Rounding::Sr, stream_kind(out, stream), fi, x, n_blocks, opt, first_index, starts, rht,
@@ -454,6 +528,8 @@ void fake_hif4_avx512(const float* x, size_t n_blocks, const QuantOptions& opt, 
 
 void fake_nvfp4_1x16_avx512(const float*, size_t, Nvfp4TensorScale, const QuantOptions&, uint64_t, const uint64_t*,
                             float*, bool) {}
+void fake_nvfp4_2d_avx512(const float*, size_t, size_t, Nvfp4TensorScale, const QuantOptions&, uint64_t, const uint64_t*,
+                          float*, bool) {}
 void fake_mx_avx512(const BlockFormatInfo&, const float*, size_t, const QuantOptions&, uint64_t, const uint64_t*,
                     const Rht16*, float*, bool) {}
 void fake_hif4_avx512(const float*, size_t, const QuantOptions&, uint64_t, const uint64_t*, const Rht16*, float*,

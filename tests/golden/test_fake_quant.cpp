@@ -340,13 +340,16 @@ TEST(FakeQuant, DirectedCornerBlocks) {
 // element must come from its own flat index there too, on any thread count.
 TEST(FakeQuant, SrBitsAtGroupChunkAndThreadBoundaries) {
   for (const BlockFormatInfo& fi : all_block_formats()) {
-    for (size_t blocks_per_row : {1u, 3u, 5u, 17u}) {
-      const size_t cols = blocks_per_row * static_cast<size_t>(fi.block), rows = 1040;
+    for (size_t blocks_per_row : {1u, 3u, 5u, 17u, 0u}) {
+      // 0: NVFP4 2D with 17 tiles per row (the other formats skip it)
+      if (blocks_per_row == 0 && fi.id != BlockFormat::Nvfp4) continue;
+      const size_t cols = (blocks_per_row == 0 ? 17 : blocks_per_row) * static_cast<size_t>(fi.block), rows = 1040;
       const std::vector<float> x = test_input(rows * cols, 31, false);
       QuantOptions o;
       o.rounding = Rounding::Sr;
       o.seed = 0xABCDEF;
       o.stream = 9;
+      o.two_d = blocks_per_row == 0;
       const std::vector<float> want = reference(fi.id, x, rows, cols, o, BlockAxis::Last);
       for (unsigned t : {1u, 3u}) {
         o.threads = t;
