@@ -204,8 +204,7 @@ void fake_first_bands(BlockFormat f, const float* x, size_t rows, size_t cols, c
         for (size_t c0 = 0; c0 < cols; c0 += span) {
           const size_t nc = std::min(span, cols - c0);
           gather(x, i0, c0, nc, t);
-          rht_apply_to(std::span<const float>(t, nc * B), std::span<float>(t, nc * B), B, 16, signs, opt.rht_bf16);
-          m = std::max(m, tensor_amax(t, nc * B));
+          m = std::max(m, rht16_amax_avx512(t, nc * B, r16, t));
           scatter(t, i0, c0, nc);
         }
         band_amax[band] = m;
@@ -345,6 +344,8 @@ void fake_quantize(BlockFormat f, const float* x, size_t rows, size_t cols, cons
           row_groups(nr, [&](size_t j0, size_t k) { m = std::max(m, tensor_amax(v + j0 * ld, k * C)); });
           chunk_amax[c] = m;
           store(v, r0, nr);
+        } else if (fused && opt.rht == 16) {  // straight into out, the amax on the way
+          chunk_amax[c] = rht16_amax_avx512(x + r0 * C, n, r16, out + r0 * C);
         } else {  // straight into out (x itself when in place: the RHT allows in == out)
           rht_apply_to(std::span<const float>(x + r0 * C, n), std::span<float>(out + r0 * C, n), C, opt.rht, signs,
                        opt.rht_bf16);

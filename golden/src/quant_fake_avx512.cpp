@@ -111,8 +111,8 @@ FP4SIM_AVX512_INLINE void rht16_tiles(const float* src, size_t n, __m512d pre_lo
   for (size_t i = 0; i < n; i += 16) {
     const __m512d lo = fwht8(_mm512_xor_pd(_mm512_cvtps_pd(_mm256_loadu_ps(src + i)), pre_lo));
     const __m512d hi = fwht8(_mm512_xor_pd(_mm512_cvtps_pd(_mm256_loadu_ps(src + i + 8)), pre_hi));
-    _mm256_store_ps(dst + i, rht16_finish<kBf16>(_mm512_add_pd(lo, hi)));
-    _mm256_store_ps(dst + i + 8, rht16_finish<kBf16>(_mm512_sub_pd(lo, hi)));
+    _mm256_storeu_ps(dst + i, rht16_finish<kBf16>(_mm512_add_pd(lo, hi)));
+    _mm256_storeu_ps(dst + i + 8, rht16_finish<kBf16>(_mm512_sub_pd(lo, hi)));
   }
 }
 
@@ -520,6 +520,18 @@ void fake_hif4_avx512(const float* x, size_t n_blocks, const QuantOptions& opt, 
                   out);
 }
 
+FP4SIM_AVX512 float rht16_amax_avx512(const float* x, size_t n, const Rht16& rht, float* out) {
+  const Rht16Regs rr = rht16_regs(&rht);
+  float m = 0.0f;
+  for (size_t i = 0; i < n; i += 256) {
+    const size_t k = std::min<size_t>(256, n - i);
+    prefetch_ahead(x + i, n - i, 1024);
+    rht16_group(x + i, k, rr, out + i);
+    m = std::max(m, tensor_amax_avx512(out + i, k));
+  }
+  return m;
+}
+
 #undef FP4SIM_AVX512
 #undef FP4SIM_AVX512_INLINE
 #pragma GCC diagnostic pop
@@ -534,6 +546,7 @@ void fake_mx_avx512(const BlockFormatInfo&, const float*, size_t, const QuantOpt
                     const Rht16*, float*, bool) {}
 void fake_hif4_avx512(const float*, size_t, const QuantOptions&, uint64_t, const uint64_t*, const Rht16*, float*,
                       bool) {}
+float rht16_amax_avx512(const float*, size_t, const Rht16&, float*) { return 0.0f; }
 
 #endif
 

@@ -30,5 +30,8 @@ void fake_mx_avx512(const BlockFormatInfo& fi, const float* x, size_t n_blocks, 
                     uint64_t first_index, const uint64_t* starts, const Rht16* rht, float* out, bool stream);
 void fake_hif4_avx512(const float* x, size_t n_blocks, const QuantOptions& opt, uint64_t first_index,
                       const uint64_t* starts, const Rht16* rht, float* out, bool stream);
+// out = RHT-16(x[0, n)) (rht_apply_to's bits; n a multiple of 16, out == x allowed); returns the
+// NaN-ignoring amax of out (NVFP4's first pass).
+float rht16_amax_avx512(const float* x, size_t n, const Rht16& rht, float* out);
 
 }  // namespace fp4sim::quant_detail
