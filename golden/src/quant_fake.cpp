@@ -371,9 +371,13 @@ void fake_quantize(BlockFormat f, const float* x, size_t rows, size_t cols, cons
       const float* v = load(src, r0, nr, false, s);
       float* d = dest(r0, nr, s);
       if (fused) {
+        // Streaming stores only into memory not read here: in place (out after the RHT pass, or
+        // x == out) they would evict the lines the kernel is about to read.
+        const bool fused_stream = stream && v != d;
         row_groups(nr, [&](size_t j0, size_t k) {
-          if (opt.two_d) fake_nvfp4_2d_avx512(v + j0 * ld, k, C, ts, opt, r0 * C + j0 * C, nullptr, d + j0 * ld, stream);
-          else fake_nvfp4_1x16_avx512(v + j0 * ld, k * C / 16, ts, opt, r0 * C + j0 * C, nullptr, d + j0 * ld, stream);
+          const size_t i0 = r0 * C + j0 * C;
+          if (opt.two_d) fake_nvfp4_2d_avx512(v + j0 * ld, k, C, ts, opt, i0, nullptr, d + j0 * ld, fused_stream);
+          else fake_nvfp4_1x16_avx512(v + j0 * ld, k * C / 16, ts, opt, i0, nullptr, d + j0 * ld, fused_stream);
         });
         store(d, r0, nr);
         fence(stream);
@@ -399,11 +403,14 @@ void fake_quantize(BlockFormat f, const float* x, size_t rows, size_t cols, cons
     const float* v = load(x, r0, nr, rht_first, s);
     float* d = dest(r0, nr, s);
     if (fused) {
+      const bool fused_stream = stream && v != d;  // as for NVFP4
       row_groups(nr, [&](size_t j0, size_t k) {
         const size_t kb = k * C / B;
         const size_t i0 = r0 * C + j0 * C;
-        if (f == BlockFormat::Hif4) fake_hif4_avx512(v + j0 * ld, kb, opt, i0, nullptr, in_kernel, d + j0 * ld, stream);
-        else fake_mx_avx512(fi, v + j0 * ld, kb, opt, i0, nullptr, in_kernel, d + j0 * ld, stream);
+        const float* vj = v + j0 * ld;
+        float* dj = d + j0 * ld;
+        if (f == BlockFormat::Hif4) fake_hif4_avx512(vj, kb, opt, i0, nullptr, in_kernel, dj, fused_stream);
+        else fake_mx_avx512(fi, vj, kb, opt, i0, nullptr, in_kernel, dj, fused_stream);
       });
       store(d, r0, nr);
       fence(stream);

@@ -99,8 +99,8 @@ FP4SIM_AVX512_INLINE __m256 rht16_finish(__m512d v) {
   __m256 f = _mm512_cvtpd_ps(_mm512_fmadd_pd(v, _mm512_set1_pd(0.25), _mm512_setzero_pd()));
   if constexpr (kBf16) {  // RNE to BF16 (no NaN here)
     const __m256i b = _mm256_castps_si256(f);
-    const __m256i r = _mm256_add_epi32(b, _mm256_add_epi32(_mm256_set1_epi32(0x7FFF),
-                                                           _mm256_and_si256(_mm256_srli_epi32(b, 16), _mm256_set1_epi32(1))));
+    const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(b, 16), _mm256_set1_epi32(1));
+    const __m256i r = _mm256_add_epi32(b, _mm256_add_epi32(_mm256_set1_epi32(0x7FFF), lsb));
     f = _mm256_castsi256_ps(_mm256_and_si256(r, _mm256_set1_epi32(static_cast<int>(0xFFFF0000u))));
   }
   return f;
@@ -154,7 +154,8 @@ FP4SIM_AVX512 void sr_bytes_16_blocks(const QuantOptions& opt, const uint64_t* s
   for (size_t q = 0; q < B / 16; ++q) {
     const __m512i bq_lo = _mm512_add_epi64(blk_lo, _mm512_set1_epi64(static_cast<int64_t>(q)));
     const __m512i bq_hi = _mm512_add_epi64(blk_hi, _mm512_set1_epi64(static_cast<int64_t>(q)));
-    __m512i c0 = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(bq_lo)), _mm512_cvtepi64_epi32(bq_hi), 1);
+    __m512i c0 =
+        _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(bq_lo)), _mm512_cvtepi64_epi32(bq_hi), 1);
     __m512i c1 = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(_mm512_srli_epi64(bq_lo, 32))),
                                     _mm512_cvtepi64_epi32(_mm512_srli_epi64(bq_hi, 32)), 1);
     __m512i c2 = c2_init, c3 = _mm512_setzero_si512();
@@ -176,11 +177,11 @@ FP4SIM_AVX512 void sr_bytes_16_blocks(const QuantOptions& opt, const uint64_t* s
     const __m512i u[4] = {_mm512_unpacklo_epi64(t0, t2), _mm512_unpackhi_epi64(t0, t2), _mm512_unpacklo_epi64(t1, t3),
                           _mm512_unpackhi_epi64(t1, t3)};
     for (int k = 0; k < 4; ++k) {
-      auto* o = reinterpret_cast<__m128i*>(rb + static_cast<size_t>(k) * B + 16 * q);
-      _mm_storeu_si128(o, _mm512_castsi512_si128(u[k]));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(reinterpret_cast<uint8_t*>(o) + 4 * B), _mm512_extracti32x4_epi32(u[k], 1));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(reinterpret_cast<uint8_t*>(o) + 8 * B), _mm512_extracti32x4_epi32(u[k], 2));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(reinterpret_cast<uint8_t*>(o) + 12 * B), _mm512_extracti32x4_epi32(u[k], 3));
+      uint8_t* o = rb + static_cast<size_t>(k) * B + 16 * q;  // lane 4L + k: block 4L + k
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(o), _mm512_castsi512_si128(u[k]));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(o + 4 * B), _mm512_extracti32x4_epi32(u[k], 1));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(o + 8 * B), _mm512_extracti32x4_epi32(u[k], 2));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(o + 12 * B), _mm512_extracti32x4_epi32(u[k], 3));
     }
   }
 }
@@ -327,7 +328,8 @@ FP4SIM_AVX512 void fake_mx(const BlockFormatInfo& fi, const float* x, size_t n_b
     __m512i e = _mm512_sub_epi32(_mm512_srli_epi32(a, 23), set1(static_cast<uint32_t>(127 + fi.emax_elem)));
     e = _mm512_min_epi32(_mm512_max_epi32(e, set1(static_cast<uint32_t>(-127))), set1(127));
     const __m512i inv = _mm512_mask_blend_epi32(_mm512_cmpeq_epi32_mask(e, set1(127)),
-                                                _mm512_slli_epi32(_mm512_sub_epi32(set1(127), e), 23), set1(0x00400000));
+                                                _mm512_slli_epi32(_mm512_sub_epi32(set1(127), e), 23),
+                                                set1(0x00400000));
     _mm512_store_si512(amax16, a);
     _mm512_store_si512(inv16, inv);
     _mm512_store_si512(e16, e);
@@ -504,8 +506,8 @@ void fake_nvfp4_1x16_avx512(const float* x, size_t n_blocks, Nvfp4TensorScale ts
 
 void fake_nvfp4_2d_avx512(const float* x, size_t rows, size_t cols, Nvfp4TensorScale ts, const QuantOptions& opt,
                           uint64_t first_index, const uint64_t* starts, float* out, bool stream) {
-  dispatch<Nvfp42dK>(opt.rounding == Rounding::Sr, stream_kind(out, stream), x, rows, cols, ts, opt, first_index, starts,
-                     out);
+  dispatch<Nvfp42dK>(opt.rounding == Rounding::Sr, stream_kind(out, stream), x, rows, cols, ts, opt, first_index,
+                     starts, out);
 }
 
 void fake_mx_avx512(const BlockFormatInfo& fi, const float* x, size_t n_blocks, const QuantOptions& opt,
@@ -540,8 +542,8 @@ FP4SIM_AVX512 float rht16_amax_avx512(const float* x, size_t n, const Rht16& rht
 
 void fake_nvfp4_1x16_avx512(const float*, size_t, Nvfp4TensorScale, const QuantOptions&, uint64_t, const uint64_t*,
                             float*, bool) {}
-void fake_nvfp4_2d_avx512(const float*, size_t, size_t, Nvfp4TensorScale, const QuantOptions&, uint64_t, const uint64_t*,
-                          float*, bool) {}
+void fake_nvfp4_2d_avx512(const float*, size_t, size_t, Nvfp4TensorScale, const QuantOptions&, uint64_t,
+                          const uint64_t*, float*, bool) {}
 void fake_mx_avx512(const BlockFormatInfo&, const float*, size_t, const QuantOptions&, uint64_t, const uint64_t*,
                     const Rht16*, float*, bool) {}
 void fake_hif4_avx512(const float*, size_t, const QuantOptions&, uint64_t, const uint64_t*, const Rht16*, float*,

@@ -324,11 +324,15 @@ TEST(FakeQuant, DirectedCornerBlocks) {
     const QuantSimd was = set_quant_simd_level(l);
     for (const Case& c : cases()) {
       if (c.opt.rht != 0) continue;  // the RHT would mix the directed values
-      EXPECT_EQ(first_mismatch(fake(c.f, x, rows, cols, c.opt, BlockAxis::Last), reference(c.f, x, rows, cols, c.opt, BlockAxis::Last)), -1)
+      EXPECT_EQ(first_mismatch(fake(c.f, x, rows, cols, c.opt, BlockAxis::Last),
+                               reference(c.f, x, rows, cols, c.opt, BlockAxis::Last)),
+                -1)
           << c.name << " level " << static_cast<int>(l);
       // Along the first axis: the same blocks as columns (64 rows).
       const std::vector<float> t = transpose(x, rows, cols);
-      EXPECT_EQ(first_mismatch(fake(c.f, t, cols, rows, c.opt, BlockAxis::First), reference(c.f, t, cols, rows, c.opt, BlockAxis::First)), -1)
+      EXPECT_EQ(first_mismatch(fake(c.f, t, cols, rows, c.opt, BlockAxis::First),
+                               reference(c.f, t, cols, rows, c.opt, BlockAxis::First)),
+                -1)
           << c.name << " first axis level " << static_cast<int>(l);
     }
     set_quant_simd_level(was);
