@@ -211,7 +211,7 @@ void fake_first_bands(BlockFormat f, const float* x, size_t rows, size_t cols, c
       });
       amax = *std::max_element(band_amax.begin(), band_amax.end());
       src = out;
-    } else {  // a max of the same values in any order: x's flat chunks of 64 Ki
+    } else if (opt.pts) {  // a max of the same values in any order: x's flat chunks of 64 Ki (no PTS: unused)
       const size_t n = rows * cols, per = size_t{1} << 16;
       std::vector<float> flat_amax((n + per - 1) / per, 0.0f);
       parallel_chunks(flat_amax.size(), threads, [&](size_t c, std::vector<float>&) {
@@ -353,7 +353,7 @@ void fake_quantize(BlockFormat f, const float* x, size_t rows, size_t cols, cons
         }
       });
       src = out;
-    } else {  // a max of the same values in any order: x's flat chunks
+    } else if (opt.pts) {  // a max of the same values in any order: x's flat chunks (no PTS: unused)
       const size_t n = R * C, per = chunk_rows * C;
       std::vector<float> flat_amax((n + per - 1) / per, 0.0f);
       parallel_chunks(flat_amax.size(), threads, [&](size_t c, std::vector<float>&) {
