@@ -167,7 +167,9 @@ std::vector<float> dequantize(const Quantized& q);
 enum class BlockAxis : uint8_t { Last, First };
 
 // Fused fake quantization: out = dequantize(quantize(f, x, rows, cols, opt)) bit for bit, without
-// handing codes or scales to the caller (they live in per-thread, cache-sized chunks). For
+// handing codes or scales to the caller (on AVX-512 with the TE convention they never leave the
+// registers: each block is quantized and decoded in place; elsewhere they pass through per-thread,
+// cache-sized chunks). For
 // BlockAxis::First it is the transpose of that result on the transposed tensor [cols, rows]: the
 // blocks, the RHT, 2D tiles and the SR counter (the flat index) are those of the transposed tensor,
 // which is never built. out may be x itself (in place) but must not overlap it otherwise.
