@@ -369,13 +369,16 @@ class Quantized:
 def quantize(x, format: str = "nvfp4", rounding: str | None = None, seed: int | None = None,
              stream: int | None = None, scale_rule: str | None = None, pts: str | bool | None = None,
              two_d: bool = False, rht: int | None = None, rht_bf16: bool = False, convention: str | None = None,
-             threads: int = 0) -> Quantized:
+             threads: int = 0, rht_seed: int | None = None) -> Quantized:
     """`fp4sim quantize`: blocks along the last axis of x (float32, or BF16 as uint16 bits /
     bfloat16; float16 is widened exactly). Options as the CLI's; convention: whose quantizer the
     codes match, "te" (TransformerEngine, the default), "torchao" or "modelopt" (docs/formats.md,
-    Conventions); `threads` (0 = all cores) does not change the bits."""
+    Conventions); `threads` (0 = all cores) does not change the bits. rht_seed: the RHT signs from
+    this seed alone (as fake_quantize's rht_seed, for every size); None keeps the CLI's rule (signs
+    from `seed`, TE's fixed signs for rht=16)."""
     o = _quant_options(format, rounding, seed, stream, scale_rule, pts, two_d, rht, rht_bf16, convention)
     nthreads = _threads(threads)
+    rseed, rseeded = (0, False) if rht_seed is None else (_uint("rht_seed", rht_seed, 0, _U64), True)
     a = _float_input(x, "x")
     fi = FORMATS[format]
     if a.ndim == 0:
@@ -388,7 +391,8 @@ def quantize(x, format: str = "nvfp4", rounding: str | None = None, seed: int | 
     if o["rht"] and cols % o["rht"]:
         raise ValueError(f"x: last axis {cols} is not a multiple of the RHT size {o['rht']}")
     try:
-        codes, scales, deq, gs, amax = _core.quantize(a.reshape(-1, cols), format, *_core_quant_args(o), nthreads)
+        codes, scales, deq, gs, amax = _core.quantize(a.reshape(-1, cols), format, *_core_quant_args(o), nthreads,
+                                                      rseed, rseeded)
     except ValueError as e:
         raise ValueError(f"x: {e}") from None
     return Quantized(format, o, a.shape, codes, scales, deq, gs, amax)

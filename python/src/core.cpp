@@ -109,12 +109,17 @@ nb::tuple result_tuple(Quantized&& q, std::vector<float>&& deq) {
                         q.global_scale, q.amax);
 }
 
+// rht_seeded: the RHT signs come from rht_seed (fake_quantize's rule); otherwise from seed, as
+// `fp4sim quantize` does, with TE's fixed signs for size 16.
 nb::tuple quantize_py(In2<float> x, const std::string& format, const std::string& rounding, uint64_t seed,
                       uint32_t stream, const std::string& scale_rule, bool pts, bool two_d, int rht, bool rht_bf16,
-                      const std::string& convention, unsigned threads) {
+                      const std::string& convention, unsigned threads, uint64_t rht_seed, bool rht_seeded) {
   const BlockFormat f = block_format(format);
-  const QuantOptions o =
-      quant_options(rounding, seed, stream, scale_rule, pts, two_d, rht, rht_bf16, convention, threads);
+  QuantOptions o = quant_options(rounding, seed, stream, scale_rule, pts, two_d, rht, rht_bf16, convention, threads);
+  if (rht_seeded) {
+    o.rht_seed = rht_seed;
+    o.rht_seeded = true;
+  }
   Quantized q;
   std::vector<float> deq;
   {
@@ -328,6 +333,92 @@ nb::dict gemm_py(In2<float> a, In2<float> b, std::optional<In2<float>> c, const 
   return r;
 }
 
+// ---- linear-layer recipes (linear.hpp), so that Python's presets are golden's ----
+
+nb::dict recipe_dict(const LinearRecipe& r) {
+  nb::dict d;
+  d["name"] = r.name;
+  d["format"] = std::string(recipe_format_name(r.format));
+  d["pts"] = r.pts;
+  d["two_d_weights"] = r.two_d_weights;
+  d["sr_gradients"] = r.sr_gradients;
+  d["rht_wgrad"] = r.rht_wgrad;
+  d["scale_rule"] = std::string(scale_rule_name(r.scale_rule));
+  d["convention"] = std::string(convention_name(r.convention));
+  d["model"] = r.model ? nb::cast(std::string(model_name(*r.model))) : nb::none();
+  d["seed"] = r.seed;
+  return d;
+}
+
+nb::dict linear_recipe_py(const std::string& name) {
+  LinearRecipe r;
+  if (!linear_recipe(name, r)) throw std::invalid_argument("unknown recipe '" + name + "'");
+  return recipe_dict(r);
+}
+
+nb::list ablation_recipes_py(uint64_t seed) {
+  nb::list out;
+  for (const LinearRecipe& r : ablation_recipes(seed)) out.append(recipe_dict(r));
+  return out;
+}
+
+nb::dict quant_options_dict(const QuantOptions& o) {
+  nb::dict d;
+  d["rounding"] = std::string(rounding_name(o.rounding));
+  d["sr_seed"] = o.seed;
+  d["stream"] = o.stream;
+  d["scale_rule"] = std::string(scale_rule_name(o.scale_rule));
+  d["pts"] = o.pts;
+  d["two_d"] = o.two_d;
+  d["rht"] = o.rht;
+  d["rht_bf16"] = o.rht_bf16;
+  d["rht_seed"] = o.rht_seed;
+  d["rht_seeded"] = o.rht_seeded;
+  d["convention"] = std::string(convention_name(o.convention));
+  return d;
+}
+
+// linear_operand_options for the recipe these fields describe: [fprop, dgrad, wgrad] as (A, B)
+// option dicts. The recipe's one seed is split: sr_seed keys the SR bits, rht_seed the RHT signs
+// (rht_seeded: seeded signs for size 16 too; otherwise TE's fixed 16-point signs). An MX block
+// format other than mxfp4 (mxfp8-e4m3, ...) takes the MX recipe rules (scale rule, no PTS / 2D).
+nb::list linear_operand_options_py(const std::string& format, bool pts, bool two_d_weights, bool sr_gradients,
+                                   int rht_wgrad, const std::string& scale_rule, const std::string& convention,
+                                   uint64_t sr_seed, uint64_t rht_seed, bool rht_seeded) {
+  LinearRecipe r;
+  r.name = "custom";
+  if (format == "nvfp4") r.format = RecipeFormat::Nvfp4;
+  else if (format == "mxfp4") r.format = RecipeFormat::Mxfp4;
+  else if (format == "hif4") r.format = RecipeFormat::Hif4;
+  else if (format == "bf16") r.format = RecipeFormat::Bf16;
+  else {
+    const BlockFormat f = block_format(format);
+    if (f == BlockFormat::Nvfp4 || f == BlockFormat::Hif4) throw std::invalid_argument("unknown recipe format");
+    r.format = RecipeFormat::Mxfp4;
+  }
+  r.pts = pts;
+  r.two_d_weights = two_d_weights;
+  r.sr_gradients = sr_gradients;
+  r.rht_wgrad = rht_wgrad;
+  if (!parse_scale_rule(scale_rule, r.scale_rule)) throw std::invalid_argument("unknown scale rule '" + scale_rule + "'");
+  r.convention = convention_of(convention);
+  r.seed = sr_seed;
+  validate_recipe(r);
+  if (r.format == RecipeFormat::Bf16) throw std::invalid_argument("bf16 has no quantized operands");
+  if (r.rht_wgrad != 0 && (r.rht_wgrad < 2 || (r.rht_wgrad & (r.rht_wgrad - 1))))
+    throw std::invalid_argument("rht size must be a power of two >= 2, got " + std::to_string(r.rht_wgrad));
+  auto opts = linear_operand_options(r);
+  nb::list out;
+  for (auto& [a, b] : opts) {
+    for (QuantOptions* o : {&a, &b}) {
+      o->rht_seed = rht_seed;
+      o->rht_seeded = rht_seeded;
+    }
+    out.append(nb::make_tuple(quant_options_dict(a), quant_options_dict(b)));
+  }
+  return out;
+}
+
 nb::list names(std::span<const ElemFormat* const> list) {
   nb::list l;
   for (const ElemFormat* f : list)
@@ -513,7 +604,18 @@ NB_MODULE(_core, m) {
   });
 
   m.def("quantize", &quantize_py, "x"_a, "format"_a, "rounding"_a, "seed"_a, "stream"_a, "scale_rule"_a, "pts"_a,
-        "two_d"_a, "rht"_a, "rht_bf16"_a, "convention"_a, "threads"_a);
+        "two_d"_a, "rht"_a, "rht_bf16"_a, "convention"_a, "threads"_a, "rht_seed"_a = 0, "rht_seeded"_a = false);
+  m.def("linear_recipe_names", [] {
+    std::vector<std::string> v;
+    for (std::string_view n : linear_recipe_names()) v.emplace_back(n);
+    return v;
+  });
+  m.def("linear_recipe", &linear_recipe_py, "name"_a);
+  m.def("ablation_recipes", &ablation_recipes_py, "seed"_a = 0);
+  m.def("linear_operand_options", &linear_operand_options_py, "format"_a, "pts"_a, "two_d_weights"_a,
+        "sr_gradients"_a, "rht_wgrad"_a, "scale_rule"_a, "convention"_a, "sr_seed"_a, "rht_seed"_a, "rht_seeded"_a);
+  m.attr("DGRAD_SR_STREAM") = kDgradSrStream;
+  m.attr("WGRAD_SR_STREAM") = kWgradSrStream;
   m.def("fake_quantize", &fake_quantize_py, "x"_a, "out"_a, "rows"_a, "cols"_a, "format"_a, "first_axis"_a,
         "rounding"_a, "sr_seed"_a, "stream"_a, "scale_rule"_a, "pts"_a, "two_d"_a, "rht"_a, "rht_bf16"_a, "rht_seed"_a,
         "rht_seeded"_a, "threads"_a);
