@@ -304,3 +304,26 @@ def test_cli_run(tmp_path, capsys):
     assert [r["label"] for r in doc["runs"]] == ["none", "hif4-paper"]
     assert len(doc["runs"][1]["train_loss"]) == TINY["steps"]
     assert dataclasses.asdict(cfg())["d_model"] == doc["runs"][0]["config"]["d_model"]
+
+
+def test_cli_bench_and_study(tmp_path, capsys):
+    tiny = []
+    for k, v in TINY.items():
+        if k not in ("steps", "eval_every"):
+            tiny += [f"--{k.replace('_', '-')}", str(v)]
+    assert main(["--recipe", "none,hif4", "--bench", "1", "--no-png", "--out", str(tmp_path)] + tiny) == 0
+    out = capsys.readouterr().out
+    assert "| none | float32 |" in out and "| hif4 | float32 |" in out and "1.00x" in out
+    assert main(["--study", "smoke", "--seeds", "1", "--jobs", "2", "--steps", "2", "--no-png",
+                 "--study-gemm", "float32,hardware", "--out", str(tmp_path)] + tiny) == 0
+    import json
+
+    doc = json.loads((tmp_path / "study.json").read_text())
+    assert len(doc["runs"]) == 5 + 3  # none, three presets, nvfp4 -pts; hardware rows for the presets
+    rows = {(s["label"], s["gemm"]): s for s in doc["summary"]}
+    assert rows[("none", "float32")]["baseline"] and rows[("hif4-paper", "hardware")]["vs_float32"] is not None
+    # The same seed in another process gives the same run as in this one.
+    again = train_one(R.with_switches(R.preset("hif4-paper"), bf16_layers=["lm_head"]),
+                      Config(**{**doc["runs"][0]["config"], "seed": 0}), progress=False)
+    first = [r for r in doc["runs"] if r["label"] == "hif4-paper" and r["gemm"] == "float32"][0]
+    assert again["train_loss"] == first["train_loss"]

@@ -43,8 +43,8 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--gemm", choices=["float32", "hardware"], default="float32",
                    help="float32: torch GEMM of the fake-quantized operands; hardware: the bit-accurate MMA model")
     m = p.add_argument_group("model and data")
-    m.add_argument("--steps", type=int, default=600)
-    m.add_argument("--batch", type=int, default=16, help="sequences per step")
+    m.add_argument("--steps", type=int, help="optimizer steps (default 600; a study 200)")
+    m.add_argument("--batch", type=int, help="sequences per step (default 16; a study 8)")
     m.add_argument("--context", type=int, default=128)
     m.add_argument("--layers", type=int, default=4)
     m.add_argument("--d-model", type=int, default=128)
@@ -54,8 +54,11 @@ def parser() -> argparse.ArgumentParser:
     m.add_argument("--seed", type=int, default=0)
     m.add_argument("--threads", type=int, default=1, help="torch and fp4sim threads per run (bits do not change)")
     m.add_argument("--corpus-bytes", type=int, default=8 << 20)
-    m.add_argument("--eval-every", type=int, default=100)
+    m.add_argument("--eval-every", type=int, help="steps between validations (default 100; a study 50)")
     m.add_argument("--eval-batches", type=int, default=8)
+    m.add_argument("--bench", type=int, metavar="ROUNDS",
+                   help="time steps instead of training: ROUNDS rounds of one step per recipe, side by side "
+                        "(with --gemm hardware, each 4-bit recipe in both GEMM modes)")
     o = p.add_argument_group("output")
     o.add_argument("--out", default="fp4sim-train", help="folder for the JSON, table and PNG (default fp4sim-train)")
     o.add_argument("--no-png", action="store_true", help="skip the PNG (no matplotlib needed)")
@@ -86,9 +89,15 @@ def _run(a) -> int:
     from . import recipe as R
     from .run import Config, plot, table, train_one, write_json
 
-    cfg = Config(steps=a.steps, batch=a.batch, context=a.context, layers=a.layers, d_model=a.d_model,
+    # A study trains dozens of models: smaller defaults, so that the default grid runs on 2 cores in
+    # about 20 minutes (docs/training.md).
+    study = a.study is not None
+    steps = a.steps if a.steps is not None else (200 if study else 600)
+    batch = a.batch if a.batch is not None else (8 if study else 16)
+    every = a.eval_every if a.eval_every is not None else (50 if study else 100)
+    cfg = Config(steps=steps, batch=batch, context=a.context, layers=a.layers, d_model=a.d_model,
                  heads=a.heads, lr=a.lr, warmup=a.warmup, seed=a.seed, threads=a.threads, gemm=a.gemm,
-                 corpus_bytes=a.corpus_bytes, eval_every=min(a.eval_every, max(1, a.steps)),
+                 corpus_bytes=a.corpus_bytes, eval_every=min(every, max(1, steps)),
                  eval_batches=a.eval_batches)
     cfg.check()
     if a.seed < 0:
@@ -121,6 +130,19 @@ def _run(a) -> int:
         raise ValueError("--recipe: no recipe given")
     if a.baseline and not any(r.format == "none" for r in recipes):
         recipes.insert(0, R.preset("none"))
+    if a.bench is not None:
+        from .run import bench, bench_table
+
+        if a.bench < 1:
+            raise ValueError(f"--bench: must be >= 1, got {a.bench}")
+        pairs = []
+        for r in recipes:
+            modes = ["float32"] if r.format in ("none", "bf16") else sorted({"float32", a.gemm})
+            pairs += [(r, dataclasses.replace(cfg, gemm=m)) for m in modes]
+        rows = bench(pairs, a.bench)
+        print(bench_table(rows))
+        write_json({"bench": rows, "config": dataclasses.asdict(cfg)}, os.path.join(a.out, "bench.json"))
+        return 0
     runs = []
     for r in recipes:
         c = dataclasses.replace(cfg, gemm="float32") if r.format == "none" else cfg
@@ -129,7 +151,7 @@ def _run(a) -> int:
     print(table(runs, base))
     write_json({"runs": runs}, os.path.join(a.out, "train.json"))
     if not a.no_png:
-        plot(runs, os.path.join(a.out, "train.png"), f"{a.steps} steps x {a.batch * a.context} tokens, seed {a.seed}")
+        plot(runs, os.path.join(a.out, "train.png"), f"{steps} steps x {batch * a.context} tokens, seed {a.seed}")
     print(f"\nwrote {os.path.join(a.out, 'train.json')}" + ("" if a.no_png else ", train.png"))
     return 0
 

@@ -19,6 +19,9 @@ from .. import FORMATS, _core
 TRAIN_FORMATS = {"nvfp4": "nvfp4", "mxfp4": "mxfp4", "mxfp8": "mxfp8-e4m3", "hif4": "hif4", "bf16": "bf16",
                  "none": None}
 PRESETS = tuple(_core.linear_recipe_names()) + ("none", "fp32")
+# Besides the presets, a bare format name is a recipe: that format with no stabilizer (RNE
+# everywhere, no RHT; nvfp4 keeps its PTS, which is part of the format as NVIDIA defines it).
+PLAIN = ("nvfp4", "mxfp4", "mxfp8", "hif4")
 DGRAD_SR_STREAM = int(_core.DGRAD_SR_STREAM)
 WGRAD_SR_STREAM = int(_core.WGRAD_SR_STREAM)
 FPROP, DGRAD, WGRAD = 0, 1, 2
@@ -56,11 +59,13 @@ class Recipe:
 
 
 def preset(name: str) -> Recipe:
-    """A golden preset (nvfp4-paper, hif4-paper, mxfp4-paper, bf16) or none / fp32."""
+    """A golden preset (nvfp4-paper, hif4-paper, mxfp4-paper, bf16), none / fp32, or a PLAIN format."""
     if name in ("none", "fp32"):
         return Recipe(name="none", format="none")
+    if name in PLAIN:
+        return Recipe(name=name, format=name)
     if name not in PRESETS:
-        raise ValueError(f"--recipe: unknown recipe '{name}' (expected one of: {', '.join(PRESETS)})")
+        raise ValueError(f"--recipe: unknown recipe '{name}' (expected one of: {', '.join(PRESETS + PLAIN)})")
     return _from_golden(_core.linear_recipe(name))
 
 

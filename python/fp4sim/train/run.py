@@ -105,42 +105,58 @@ def corpus(cfg: Config) -> Corpus:
     return _CORPUS[key]
 
 
+class Trainer:
+    """One model, optimizer and batch stream under one recipe. The same cfg.seed gives the same
+    initial weights and batches for every recipe (a paired comparison)."""
+
+    def __init__(self, recipe: R.Recipe, cfg: Config):
+        cfg.check()
+        setup_torch(cfg.threads)
+        self.recipe, self.cfg = recipe, cfg
+        self.data = corpus(cfg)
+        torch.manual_seed(cfg.seed)
+        self.qctx = QuantContext(recipe, gemm=cfg.gemm, seed=cfg.seed, threads=cfg.threads)
+        self.model = GPT(self.qctx, cfg.layers, cfg.d_model, cfg.heads, cfg.context)
+        named = list(self.model.named_parameters())
+        decay = [p for n, p in named if p.dim() == 2 and "weight" in n]
+        other = [p for n, p in named if not (p.dim() == 2 and "weight" in n)]
+        self.opt = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
+                                      {"params": other, "weight_decay": 0.0}], lr=cfg.lr, betas=(0.9, 0.95),
+                                     foreach=False)
+        self.gen = torch.Generator().manual_seed(cfg.seed)
+        self.step_no = 0
+
+    def step(self) -> float:
+        """One optimizer step; returns the batch's training loss."""
+        cfg, step = self.cfg, self.step_no
+        self.qctx.step = step
+        for g in self.opt.param_groups:
+            g["lr"] = _lr(cfg, step)
+        x, y = self.data.batch(self.gen, cfg.batch)
+        loss = self.model(x, y)
+        self.opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.grad_clip, foreach=False)
+        self.opt.step()
+        self.step_no += 1
+        return float(loss.detach())
+
+
 def train_one(recipe: R.Recipe, cfg: Config, progress: bool = True, label: str | None = None) -> dict:
-    """Trains one model with `recipe`; returns its record (curves, final validation loss, timing).
-    The same cfg.seed gives the same initial weights and batches for every recipe."""
-    cfg.check()
-    setup_torch(cfg.threads)
-    data = corpus(cfg)
-    torch.manual_seed(cfg.seed)
-    qctx = QuantContext(recipe, gemm=cfg.gemm, seed=cfg.seed, threads=cfg.threads)
-    model = GPT(qctx, cfg.layers, cfg.d_model, cfg.heads, cfg.context)
-    decay = [p for n, p in model.named_parameters() if p.dim() == 2 and "weight" in n]
-    other = [p for n, p in model.named_parameters() if not (p.dim() == 2 and "weight" in n)]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
-                             {"params": other, "weight_decay": 0.0}], lr=cfg.lr, betas=(0.9, 0.95),
-                            foreach=False)
-    gen = torch.Generator().manual_seed(cfg.seed)
-    val_set = data.val_batches(cfg.batch, cfg.eval_batches)
+    """Trains one model with `recipe`; returns its record (curves, final validation loss, timing)."""
+    t = Trainer(recipe, cfg)
+    val_set = t.data.val_batches(cfg.batch, cfg.eval_batches)
     bar = Progress(cfg.steps, label or f"{recipe.name} ({cfg.gemm})", enabled=progress)
     train_curve, val_curve, times = [], [], []
     tokens = cfg.batch * cfg.context
     val = None
     for step in range(cfg.steps):
         t0 = time.perf_counter()
-        qctx.step = step
-        for g in opt.param_groups:
-            g["lr"] = _lr(cfg, step)
-        x, y = data.batch(gen, cfg.batch)
-        loss = model(x, y)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip, foreach=False)
-        opt.step()
+        lv = t.step()
         times.append(time.perf_counter() - t0)
-        lv = float(loss.detach())
         train_curve.append(lv)
         if (step + 1) % cfg.eval_every == 0 or step + 1 == cfg.steps:
-            val = evaluate(model, val_set)
+            val = evaluate(t.model, val_set)
             val_curve.append([step + 1, val])
         recent = times[-20:]
         bar.update(step + 1, lv, tokens * len(recent) / sum(recent), val)
@@ -150,6 +166,35 @@ def train_one(recipe: R.Recipe, cfg: Config, progress: bool = True, label: str |
             "config": dataclasses.asdict(cfg), "train_loss": train_curve, "val_loss": val_curve,
             "final_val_loss": val_curve[-1][1], "step_ms": step_s * 1e3, "tokens_per_s": tokens / step_s,
             "nonfinite": not math.isfinite(val_curve[-1][1])}
+
+
+def bench(recipes: list[tuple[R.Recipe, Config]], rounds: int, warm: int = 2) -> list[dict]:
+    """Step time of each (recipe, cfg), measured side by side: every round runs one step of each
+    in turn, so that a change of machine load falls on all of them alike. Median over the rounds
+    after `warm` untimed ones."""
+    trainers = [Trainer(r, c) for r, c in recipes]
+    times: list[list[float]] = [[] for _ in trainers]
+    for i in range(warm + rounds):
+        for t, ts in zip(trainers, times):
+            t0 = time.perf_counter()
+            t.step()
+            if i >= warm:
+                ts.append(time.perf_counter() - t0)
+    out = []
+    for (r, c), ts in zip(recipes, times):
+        ts = sorted(ts)
+        out.append({"label": r.name, "gemm": c.gemm, "step_ms": 1e3 * ts[len(ts) // 2],
+                    "min_ms": 1e3 * ts[0], "rounds": rounds})
+    return out
+
+
+def bench_table(rows: list[dict]) -> str:
+    base = next((r for r in rows if r["label"] == "none"), None)
+    lines = ["| recipe | GEMM | ms/step (median) | min | vs none |", "|---|---|---:|---:|---:|"]
+    for r in rows:
+        rel = f"{r['step_ms'] / base['step_ms']:.2f}x" if base else ""
+        lines.append(f"| {r['label']} | {r['gemm']} | {r['step_ms']:.1f} | {r['min_ms']:.1f} | {rel} |")
+    return "\n".join(lines)
 
 
 def table(runs: list[dict], baseline: dict | None) -> str:

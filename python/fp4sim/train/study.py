@@ -97,26 +97,39 @@ def summarize(runs: list[dict], baseline_label: str) -> list[dict]:
         rs = sorted(rs, key=lambda r: r["seed"])
         losses = [r["final_val_loss"] for r in rs]
         rel = [r["final_val_loss"] / base[r["seed"]] - 1 for r in rs if r["seed"] in base]
-        m, ci = paired(rel) if rel else (None, None)
-        out.append({"label": label, "gemm": gemm, "seeds": [r["seed"] for r in rs],
-                    "mean_val_loss": sum(losses) / len(losses), "rel_mean": m, "rel_ci95": ci,
-                    "resolved": ci is not None and m is not None and abs(m) > ci,
-                    "step_ms": sum(r["step_ms"] for r in rs) / len(rs)})
+        is_base = label == baseline_label and gemm == "float32"
+        m, ci = paired(rel) if rel and not is_base else (None, None)
+        row = {"label": label, "gemm": gemm, "seeds": [r["seed"] for r in rs], "baseline": is_base,
+               "mean_val_loss": sum(losses) / len(losses), "rel_mean": m, "rel_ci95": ci,
+               "resolved": ci is not None and m is not None and abs(m) > ci,
+               "step_ms": sum(r["step_ms"] for r in rs) / len(rs)}
+        if gemm == "hardware":  # against the same recipe with float32 GEMMs, seed by seed
+            f32 = {r["seed"]: r["final_val_loss"] for r in groups.get((label, "float32"), [])}
+            hw = [r["final_val_loss"] / f32[r["seed"]] - 1 for r in rs if r["seed"] in f32]
+            row["vs_float32"], row["vs_float32_ci95"] = paired(hw) if hw else (None, None)
+        out.append(row)
     return out
 
 
 def table(summary: list[dict]) -> str:
-    rows = ["| configuration | GEMM | seeds | mean val loss | vs baseline (mean ± 95 % CI, paired) | resolved |",
-            "|---|---|---:|---:|---:|---|"]
+    rows = ["| configuration | GEMM | seeds | mean val loss | vs baseline (mean ± 95 % CI, paired) | resolved | "
+            "hardware vs float32 GEMM |", "|---|---|---:|---:|---:|---|---:|"]
     for s in summary:
-        if s["rel_mean"] is None:
+        if s["baseline"]:
+            rel = "baseline"
+        elif s["rel_mean"] is None:
             rel = ""
         elif s["rel_ci95"] is None:
             rel = f"{100 * s['rel_mean']:+.2f} %"
         else:
             rel = f"{100 * s['rel_mean']:+.2f} ± {100 * s['rel_ci95']:.2f} %"
-        res = "" if s["rel_ci95"] is None or s["rel_mean"] == 0 else ("yes" if s["resolved"] else "no")
-        rows.append(f"| {s['label']} | {s['gemm']} | {len(s['seeds'])} | {s['mean_val_loss']:.4f} | {rel} | {res} |")
+        res = "" if s["rel_ci95"] is None else ("yes" if s["resolved"] else "no")
+        hw = ""
+        if s.get("vs_float32") is not None:
+            ci = s["vs_float32_ci95"]
+            hw = f"{100 * s['vs_float32']:+.3f}" + ("" if ci is None else f" ± {100 * ci:.3f}") + " %"
+        rows.append(f"| {s['label']} | {s['gemm']} | {len(s['seeds'])} | {s['mean_val_loss']:.4f} | {rel} | {res} | "
+                    f"{hw} |")
     return "\n".join(rows)
 
 
