@@ -400,7 +400,8 @@ nb::list linear_operand_options_py(const std::string& format, bool pts, bool two
   r.two_d_weights = two_d_weights;
   r.sr_gradients = sr_gradients;
   r.rht_wgrad = rht_wgrad;
-  if (!parse_scale_rule(scale_rule, r.scale_rule)) throw std::invalid_argument("unknown scale rule '" + scale_rule + "'");
+  if (!parse_scale_rule(scale_rule, r.scale_rule))
+    throw std::invalid_argument("unknown scale rule '" + scale_rule + "'");
   r.convention = convention_of(convention);
   r.seed = sr_seed;
   validate_recipe(r);

@@ -107,8 +107,10 @@ def test_quantize_rht_seed():
 def _record(hooks):
     # Copies: the layer reuses its output buffers from one call to the next.
     got = []
-    hooks.append(lambda r: got.append({k: (v.clone() if isinstance(v, torch.Tensor) else
-                                                      v.copy() if isinstance(v, np.ndarray) else v) for k, v in r.items()}))
+    def copy(v):
+        return v.clone() if isinstance(v, torch.Tensor) else v.copy() if isinstance(v, np.ndarray) else v
+
+    hooks.append(lambda r: got.append({k: copy(v) for k, v in r.items()}))
     return got
 
 
@@ -159,7 +161,8 @@ def test_bf16_layers_are_rounded_not_quantized():
         L.QUANT_HOOKS.clear()
     assert {x["layer"] for x in got} == {"blocks.0.mlp.fc", "blocks.0.mlp.proj"}
     q = L.QuantContext(r)
-    assert (q.mode_of("blocks.0.attn.qkv"), q.mode_of("blocks.0.attnx"), q.mode_of("lm_head")) == ("bf16", "hif4", "bf16")
+    modes = (q.mode_of("blocks.0.attn.qkv"), q.mode_of("blocks.0.attnx"), q.mode_of("lm_head"))
+    assert modes == ("bf16", "hif4", "bf16")
     lin = L.QuantLinear(64, 64, q, "lm_head")
     x = torch.randn(4, 64)
     want = x.to(torch.bfloat16).float() @ lin.weight.detach().to(torch.bfloat16).float().t()
@@ -286,9 +289,27 @@ def test_cli_errors(capsys, monkeypatch, tmp_path):
     import importlib.util
 
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == "torch" else real(n, *a))
-    assert main(["--no-png"]) == 2
-    assert "needs PyTorch" in capsys.readouterr().err
+    monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == "matplotlib" else real(n, *a))
+    assert main([]) == 2
+    assert "needs matplotlib" in capsys.readouterr().err.replace("plot needs", "needs")
+
+
+def test_without_torch():
+    # `import fp4sim` and the recipes work without torch; the command says what is missing.
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = str(Path(fp4sim.__file__).resolve().parents[1])
+    block = "import sys; sys.modules['torch'] = None; "
+    p = subprocess.run([sys.executable, "-c", block + "import fp4sim.train as t; print(t.preset('hif4-paper').rht)"],
+                       capture_output=True, text=True, env={"PYTHONPATH": root})
+    assert p.returncode == 0 and p.stdout.strip() == "64", p.stderr
+    p = subprocess.run([sys.executable, "-c", block + "import runpy; runpy.run_module('fp4sim.train', "
+                        "run_name='__main__')", "--recipe", "hif4-paper"], capture_output=True, text=True,
+                       env={"PYTHONPATH": root})
+    assert p.returncode == 2 and p.stderr == ("fp4sim train: error: needs PyTorch, which is not installed "
+                                              "(pip install 'fp4sim[train]')\n")
 
 
 def test_cli_run(tmp_path, capsys):

@@ -73,7 +73,9 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    if importlib.util.find_spec("torch") is None:
+    try:
+        import torch  # noqa: F401
+    except ImportError:
         return _fail("needs PyTorch, which is not installed (pip install 'fp4sim[train]')")
     a = parser().parse_args(argv)
     if not a.no_png and importlib.util.find_spec("matplotlib") is None:

@@ -192,6 +192,7 @@ def _mean_runs(runs: list[dict]) -> list[dict]:
     for (label, gemm), rs in groups.items():
         n = len(rs)
         tl = [sum(r["train_loss"][i] for r in rs) / n for i in range(len(rs[0]["train_loss"]))]
-        vl = [[rs[0]["val_loss"][j][0], sum(r["val_loss"][j][1] for r in rs) / n] for j in range(len(rs[0]["val_loss"]))]
+        vl = [[rs[0]["val_loss"][j][0], sum(r["val_loss"][j][1] for r in rs) / n]
+              for j in range(len(rs[0]["val_loss"]))]
         out.append({"label": label, "gemm": gemm, "train_loss": tl, "val_loss": vl})
     return out
