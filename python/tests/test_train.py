@@ -169,6 +169,26 @@ def test_bf16_layers_are_rounded_not_quantized():
     assert torch.equal(lin(x).detach(), want)
 
 
+def test_layer_shapes_checked(tmp_path, capsys):
+    q = L.QuantContext(R.preset("hif4-paper"))
+    with pytest.raises(ValueError, match=r"layer l: in_features \(Fprop reduces over it\) = 96 is not a multiple "
+                       r"of 64 \(the hif4 block\)"):
+        L.QuantLinear(96, 64, q, "l")
+    with pytest.raises(ValueError, match=r"out_features \(Dgrad reduces over it\) = 32 is not a multiple of 64"):
+        L.QuantLinear(64, 32, q, "l")
+    lin = L.QuantLinear(64, 64, q, "l")
+    with pytest.raises(ValueError, match=r"32 tokens \(Wgrad reduces over them\) is not a multiple of 64 "
+                       r"\(the hif4 block, RHT 64\)"):
+        lin(torch.zeros(32, 64))
+    qh = L.QuantContext(R.preset("mxfp4-paper"), gemm="hardware")
+    with pytest.raises(ValueError, match=r"= 32 is not a multiple of 64 \(the mxfp4 block, mxf4 instruction K\)"):
+        L.QuantLinear(32, 64, qh, "l")
+    L.QuantLinear(32, 32, L.QuantContext(R.preset("mxfp4-paper")), "l")  # block 32 is enough for FP32 GEMMs
+    assert main(["--recipe", "hif4-paper", "--d-model", "96", "--heads", "2", "--corpus-bytes", "65536", "--no-png",
+                 "--out", str(tmp_path)]) == 2
+    assert "layer blocks.0.attn.qkv: in_features" in capsys.readouterr().err
+
+
 def test_none_gradients_equal_nn_linear():
     torch.manual_seed(0)
     q = L.QuantContext(R.preset("none"))

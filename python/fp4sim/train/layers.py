@@ -12,6 +12,7 @@ with the kind's hardware model (blackwell; ascend-hif4 for hif4), times the NVFP
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -167,9 +168,39 @@ class QuantLinear(torch.nn.Module):
         self.index = len(qctx.layers)
         qctx.layers.append(name)
         self._bufs: dict = {}
+        self._step = self._reduction_step()
+        for n, what in ((in_features, "in_features (Fprop reduces over it)"),
+                        (out_features, "out_features (Dgrad reduces over it)")):
+            if n % self._step:
+                raise ValueError(f"layer {name}: {what} = {n} is not a multiple of {self._step} "
+                                 f"({self._why()})")
+
+    def _reduction_step(self) -> int:
+        """What every reduction axis must be a multiple of: the block, the MMA instruction K in
+        hardware mode, and (Wgrad, tokens only) the RHT size."""
+        mode = self.qctx.mode_of(self.name)
+        if mode in ("none", "bf16"):
+            return 1
+        step = fp4sim.FORMATS[mode]["block"]
+        if self.qctx.gemm == "hardware":
+            step = math.lcm(step, fp4sim.KINDS[fp4sim.FORMATS[mode]["kind"]]["k"])
+        return step
+
+    def _why(self) -> str:
+        mode = self.qctx.mode_of(self.name)
+        hw = f", {fp4sim.FORMATS[mode]['kind']} instruction K" if self.qctx.gemm == "hardware" else ""
+        return f"the {mode} block{hw}"
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         lead = x.shape[:-1]
+        if x.shape[-1] != self.in_features:
+            raise ValueError(f"layer {self.name}: input has {x.shape[-1]} features, expected {self.in_features}")
+        tokens = x.numel() // self.in_features
+        rht = self.qctx.recipe.rht if self._step > 1 else 0
+        need = math.lcm(self._step, rht) if rht else self._step
+        if tokens % need:
+            raise ValueError(f"layer {self.name}: {tokens} tokens (Wgrad reduces over them) is not a multiple of "
+                             f"{need} ({self._why()}{f', RHT {rht}' if rht else ''})")
         ops = _Operands(self.qctx, self.index, self.name)
         y = QuantLinearFunction.apply(x.reshape(-1, self.in_features), self.weight, self.bias, ops, self._bufs)
         return y.reshape(*lead, self.out_features)
