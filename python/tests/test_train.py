@@ -251,16 +251,17 @@ def test_hardware_gemm_equals_mma_with_sr_and_2d():
 
 # ---- training runs ----
 
-@pytest.mark.parametrize("fmt", list(FORMAT_RECIPES))
+@pytest.mark.parametrize("fmt", list(FORMAT_RECIPES) + ["nvfp4 hardware"])
 def test_training_is_deterministic(fmt):
-    r = FORMAT_RECIPES[fmt]
-    a = train_one(r, cfg(threads=1), progress=False)
-    b = train_one(r, cfg(threads=2), progress=False)
+    r = FORMAT_RECIPES[fmt.split()[0]]
+    gemm = "hardware" if fmt.endswith("hardware") else "float32"
+    a = train_one(r, cfg(threads=1, gemm=gemm), progress=False)
+    b = train_one(r, cfg(threads=2, gemm=gemm), progress=False)
     assert all(math.isfinite(x) for x in a["train_loss"])
     assert a["train_loss"] == b["train_loss"] and a["val_loss"] == b["val_loss"]
     # The loss moves from ln 256 (a uniform byte) within these few steps.
     assert a["train_loss"][-1] < a["train_loss"][0] < math.log(256) + 0.1
-    c = train_one(r, cfg(threads=1, seed=1), progress=False)
+    c = train_one(r, cfg(threads=1, seed=1, gemm=gemm), progress=False)
     assert c["train_loss"] != a["train_loss"]
 
 
