@@ -27,6 +27,7 @@ FORMAT_RECIPES = {
     "mxfp4": R.preset("mxfp4-paper"),
     "hif4": R.preset("hif4-paper"),
     "mxfp8": R.with_switches(R.preset("mxfp4-paper"), format="mxfp8", sr=True, rht=64, scale_rule="rceil"),
+    "nvfp4 -pts": R.with_switches(R.preset("nvfp4-paper"), pts=False),
     "bf16": R.preset("bf16"),
     "none": R.preset("none"),
 }
@@ -131,7 +132,7 @@ def _opts_of(rec):
             "rht_seeded": "rht_seed" in kw}
 
 
-@pytest.mark.parametrize("fmt", ["nvfp4", "mxfp4", "hif4", "mxfp8"])
+@pytest.mark.parametrize("fmt", ["nvfp4", "mxfp4", "hif4", "mxfp8", "nvfp4 -pts"])
 def test_every_operand_is_quantize_dequant(fmt):
     got = _record(L.QUANT_HOOKS)
     try:
@@ -251,7 +252,7 @@ def test_hardware_gemm_equals_mma_with_sr_and_2d():
 
 # ---- training runs ----
 
-@pytest.mark.parametrize("fmt", list(FORMAT_RECIPES) + ["nvfp4 hardware"])
+@pytest.mark.parametrize("fmt", ["nvfp4", "mxfp4", "hif4", "mxfp8", "bf16", "none", "nvfp4 hardware"])
 def test_training_is_deterministic(fmt):
     r = FORMAT_RECIPES[fmt.split()[0]]
     gemm = "hardware" if fmt.endswith("hardware") else "float32"

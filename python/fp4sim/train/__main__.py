@@ -43,7 +43,7 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--gemm", choices=["float32", "hardware"], default="float32",
                    help="float32: torch GEMM of the fake-quantized operands; hardware: the bit-accurate MMA model")
     m = p.add_argument_group("model and data")
-    m.add_argument("--steps", type=int, help="optimizer steps (default 600; a study 200)")
+    m.add_argument("--steps", type=int, help="optimizer steps (default 600; a study 150)")
     m.add_argument("--batch", type=int, help="sequences per step (default 16; a study 8)")
     m.add_argument("--context", type=int, default=128)
     m.add_argument("--layers", type=int, default=4)
@@ -94,7 +94,7 @@ def _run(a) -> int:
     # A study trains dozens of models: smaller defaults, so that the default grid runs on 2 cores in
     # about 20 minutes (docs/training.md).
     study = a.study is not None
-    steps = a.steps if a.steps is not None else (200 if study else 600)
+    steps = a.steps if a.steps is not None else (150 if study else 600)
     batch = a.batch if a.batch is not None else (8 if study else 16)
     every = a.eval_every if a.eval_every is not None else (50 if study else 100)
     cfg = Config(steps=steps, batch=batch, context=a.context, layers=a.layers, d_model=a.d_model,
