@@ -329,11 +329,25 @@ Stats analytic(const Params& p, const Shape& s0, const Mapping& m) {
   if (m.l2_no_allocate || streamed + band > static_cast<uint64_t>(p.l2_bytes))
     dram_read += static_cast<double>(streamed) * static_cast<double>((along_n ? g.tiles_m : g.tiles_n) - 1);
   const double out = static_cast<double>(s.out_bytes(s.M, s.N));
-  // A core's load bandwidth when `share` cores load together: its link, its share of L2, and its
-  // share of HBM scaled by the L2 reuse.
+  // Dies: the keys spread the bytes evenly, so (dies - 1) / dies of them are far for a die's cores;
+  // a die keeps a near copy of far bytes it reads, so each die with active cores pulls its far share
+  // of the HBM bytes over the links once (at most its far share of the L2 reads); D's far share
+  // crosses once. HBM misses in flight are bounded by the MSHRs of every die (Little's law: a die's
+  // MSHRs x 4 KiB per miss latency).
+  const double dies = static_cast<double>(p.dies), far = (dies - 1.0) / dies;
+  const double pulling = std::min(dies, static_cast<double>(active));  // dies with active cores: links in use
+  const double link_bw = pulling * static_cast<double>(p.die_link_bytes_per_cycle);
+  const double link_read = std::min(l2_read * far, pulling * far * dram_read);
+  const double die_dram = static_cast<double>(p.dram_bytes_per_cycle) / dies, req_bytes = 4096.0;
+  const double dram_bw = std::min(static_cast<double>(p.dram_bytes_per_cycle),
+                                  dies * static_cast<double>(p.l2_mshrs) * req_bytes /
+                                      (static_cast<double>(p.dram_latency) + req_bytes / die_dram));
+  // A core's load bandwidth when `share` cores load together: its link, its share of L2, of the
+  // die-to-die links, and of HBM scaled by the L2 reuse.
   const auto bw_of = [&](double share) {
     return std::min({static_cast<double>(p.core_load_bytes_per_cycle), static_cast<double>(p.l2_bytes_per_cycle) / share,
-                     static_cast<double>(p.dram_bytes_per_cycle) / share * (l2_read / std::max(1.0, dram_read))});
+                     link_read > 0 ? link_bw / share * (l2_read / link_read) : HUGE_VAL,
+                     dram_bw / share * (l2_read / std::max(1.0, dram_read))});
   };
   const double bw = bw_of(static_cast<double>(active));
   // One load job (an SMEM stage / an L1 chunk) and the latency it sees: L2, plus HBM for the share
@@ -343,7 +357,7 @@ Stats analytic(const Params& p, const Shape& s0, const Mapping& m) {
                                   s.operand_bytes(cols, std::min<uint64_t>(kt * g.steps_per_chunk, s.K));
   // Cores working at the same time on tiles that share a slab all wait for its first fill: a load
   // job sees HBM latency unless its bytes were fetched by an earlier wave.
-  const double lat = static_cast<double>(p.l2_latency) +
+  const double lat = static_cast<double>(p.l2_latency) + far * 2.0 * static_cast<double>(p.die_link_latency) +
                      static_cast<double>(p.dram_latency) *
                          std::min(1.0, dram_read * static_cast<double>(active) / std::max(1.0, l2_read));
   // Per full tile: main loop (steady state of the K steps), epilogue.
@@ -411,10 +425,12 @@ Stats analytic(const Params& p, const Shape& s0, const Mapping& m) {
   const double core_time =
       startup + static_cast<double>(tiles_per_core - 1) * period + last_period - step + consume + tail;
   const bool load_bound = step > consume * 1.001;
-  const double dram_time = (dram_read + out) / static_cast<double>(p.dram_bytes_per_cycle) + static_cast<double>(p.dram_latency);
+  const double dram_time = (dram_read + out) / dram_bw + static_cast<double>(p.dram_latency);
   const double l2_time = (l2_read + out) / static_cast<double>(p.l2_bytes_per_cycle) + static_cast<double>(p.l2_latency);
+  const double link_bytes = link_read + out * far;
+  const double link_time = far > 0 ? link_bytes / link_bw + static_cast<double>(p.die_link_latency) : 0.0;
   // The launch and prologue come before the first load, serially.
-  st.cycles = static_cast<uint64_t>(std::ceil(std::max({core_time, dram_time, l2_time}))) + s.launch;
+  st.cycles = static_cast<uint64_t>(std::ceil(std::max({core_time, dram_time, l2_time, link_time}))) + s.launch;
   st.clock_mhz = s.clock_mhz;
   st.launch_cycles = s.launch;
   st.tiles = tiles;
@@ -439,7 +455,7 @@ Stats analytic(const Params& p, const Shape& s0, const Mapping& m) {
   };
   add("no_tile", no_tile);
   add("tail", tail_c);
-  const bool mem_bound = load_bound || dram_time >= core_time || l2_time >= core_time;
+  const bool mem_bound = load_bound || dram_time >= core_time || l2_time >= core_time || link_time >= core_time;
   // The rest: waiting for operands when a bandwidth or latency bound sets the pace, else the
   // per-core start-up and drain around the main loop.
   add(mem_bound ? (tc ? "operand_load" : "l1_load") : "tail", rest);
@@ -450,6 +466,7 @@ Stats analytic(const Params& p, const Shape& s0, const Mapping& m) {
     if (l == "dram_read") v = dram_read;
     else if (l == "dram_write" || l == "l2_write" || l == "global_store") v = out;
     else if (l == "l2_read" || l == "smem_write" || l == "l1_write") v = l2_read;
+    else if (l == "die_link") v = link_bytes;
     st.bytes.emplace_back(std::string(l), static_cast<uint64_t>(v));
   }
   return st;

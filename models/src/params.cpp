@@ -47,6 +47,15 @@ constexpr Key kKeys[] = {
     {"l2_bytes_per_cycle", "B/cycle", "L2 bandwidth of the chip (all cores)", &Params::l2_bytes_per_cycle, 1, kMaxI,
      true, true, 0},
     {"l2_latency", "cycles", "L2 hit latency", &Params::l2_latency, 0, 1 << 20, true, true, 0},
+    {"dies", "dies", "dies the cores, the L2 and HBM are split over (requests homed on another die cross the link)",
+     &Params::dies, 1, 8, true, true, 0},
+    {"die_link_bytes_per_cycle", "B/cycle", "die-to-die link, one die's outgoing direction",
+     &Params::die_link_bytes_per_cycle, 1, kMaxI, true, true, 0},
+    {"die_link_latency", "cycles", "die-to-die link, one crossing", &Params::die_link_latency, 0, 1 << 20, true, true, 0},
+    {"die_link_queue", "requests", "requests one die may have in flight to another die (link credits)",
+     &Params::die_link_queue, 1, 1 << 20, true, true, 0},
+    {"l2_mshrs", "misses", "L2 misses in flight per die (MSHRs)", &Params::l2_mshrs, 1, 1 << 20, true, true, 0},
+    {"dram_queue", "requests", "L2 -> HBM request queue per die", &Params::dram_queue, 1, 1 << 20, true, true, 0},
     {"core_load_bytes_per_cycle", "B/cycle", "one core's load link (TMA / MTE2)", &Params::core_load_bytes_per_cycle,
      1, kMaxI, true, true, 0},
     {"core_store_bytes_per_cycle", "B/cycle", "one core's store link", &Params::core_store_bytes_per_cycle, 1, kMaxI,
@@ -158,7 +167,13 @@ Params default_params(EngineKind e) {
     p.dram_latency = 860;           // pointer-chase DRAM latency
     p.l2_bytes = 126500000;         // 126.5 MB
     p.l2_bytes_per_cycle = 16384;   // estimate (not published)
-    p.l2_latency = 295;
+    p.l2_latency = 280;           // near die: 150 ns by pointer chase at 1.856 GHz
+    p.dies = 2;                   // one L2 partition and four HBM stacks per die, 74 SMs each
+    p.die_link_bytes_per_cycle = 2694;  // NV-HBI 10 TB/s both directions: 5 TB/s / 1.856 GHz
+    p.die_link_latency = 15;      // estimate: far hits average 295 (mixed pointer chase) = 280 + 15
+    p.die_link_queue = 512;       // estimate (2 MiB of 4 KiB requests in flight per direction)
+    p.l2_mshrs = 768;             // estimate: 1.75 x a die's HBM bytes in flight, 2066 x 860 / 4 KiB = 434
+    p.dram_queue = 448;           // estimate: one HBM latency of 4 KiB requests per die (434)
     p.core_load_bytes_per_cycle = 128;   // estimate (not published)
     p.core_store_bytes_per_cycle = 128;  // estimate
     p.dot_lanes = 256;  // 256 x 64 = 16384 FP4 MAC/cycle/SM = 9 PFLOPS dense / 148 SMs / 1.856 GHz
@@ -177,6 +192,12 @@ Params default_params(EngineKind e) {
     p.l2_bytes = 192 * 1024 * 1024;
     p.l2_bytes_per_cycle = 2640;  // 24 cores x 110 B/cycle L2 read rate
     p.l2_latency = 250;           // estimate
+    p.dies = 1;                   // one die (the cube chip's L2 is one pool)
+    p.die_link_bytes_per_cycle = 2640;  // (no link with one die)
+    p.die_link_latency = 0;
+    p.die_link_queue = 512;
+    p.l2_mshrs = 256;             // estimate: 2 x HBM bytes in flight, 889 x 600 / 4 KiB = 130
+    p.dram_queue = 128;           // estimate: one HBM latency of 4 KiB requests (130)
     p.core_load_bytes_per_cycle = 110;   // L2 read rate per core
     p.core_store_bytes_per_cycle = 86;   // L2 write rate per core
     p.rows = p.cols = 16;
@@ -300,10 +321,10 @@ const std::vector<std::string_view>& stall_causes(EngineKind e) {
 }
 
 const std::vector<std::string_view>& byte_levels(EngineKind e) {
-  static const std::vector<std::string_view> tc = {"dram_read", "dram_write", "l2_read", "l2_write",
+  static const std::vector<std::string_view> tc = {"dram_read", "dram_write", "l2_read", "l2_write", "die_link",
                                                    "smem_write", "smem_read", "tmem_scale", "tmem_accumulator",
                                                    "global_store"};
-  static const std::vector<std::string_view> cube = {"dram_read", "dram_write", "l2_read", "l2_write", "l1_write",
+  static const std::vector<std::string_view> cube = {"dram_read", "dram_write", "l2_read", "l2_write", "die_link", "l1_write",
                                                      "l0a", "l0b", "l0c", "global_store"};
   return e == EngineKind::TensorCore ? tc : cube;
 }

@@ -12,6 +12,7 @@
 // visible) and ready (not full) as sc_signals for the VCD.
 #pragma once
 
+#define SC_INCLUDE_DYNAMIC_PROCESSES  // sc_spawn: one memory-system thread per die
 #include <systemc.h>
 
 #include <cstdint>
@@ -176,6 +177,7 @@ class Channel {
     return v;
   }
   bool can_pop() const { return !q_.empty() && q_.front().ready <= now_cycles(); }
+  const T& front() const { return q_.front().v; }  // (not empty)
   // Cycle at which the front item becomes visible (UINT64_MAX when empty).
   uint64_t front_ready() const { return q_.empty() ? UINT64_MAX : q_.front().ready; }
   size_t size() const { return q_.size(); }

@@ -160,17 +160,17 @@ struct CoreStats {
 class Port {
  public:
   void reset() { free_ = 0; }
-  uint64_t take(uint64_t bytes, uint64_t bytes_per_cycle) {
+  uint64_t take(uint64_t bytes, double bytes_per_cycle) {
     wait_cycles(book(bytes, bytes_per_cycle));
     return end() - g_job.now();
   }
   // take() for a method unit: books the transfer, returns the cycles the caller is held back.
-  uint64_t book(uint64_t bytes, uint64_t bytes_per_cycle) { return book_at(g_job.now(), bytes, bytes_per_cycle); }
+  uint64_t book(uint64_t bytes, double bytes_per_cycle) { return book_at(g_job.now(), bytes, bytes_per_cycle); }
   uint64_t end() const { return end_at(g_job.now()); }
   // book() and end() as at job cycle t >= now (a unit that accounts for its own waits ahead of
   // the simulation, LoadEngine::receive).
-  uint64_t book_at(uint64_t t, uint64_t bytes, uint64_t bytes_per_cycle) {
-    free_ = std::max(free_, static_cast<double>(t)) + static_cast<double>(bytes) / static_cast<double>(bytes_per_cycle);
+  uint64_t book_at(uint64_t t, uint64_t bytes, double bytes_per_cycle) {
+    free_ = std::max(free_, static_cast<double>(t)) + static_cast<double>(bytes) / bytes_per_cycle;
     const uint64_t floor_end = static_cast<uint64_t>(free_ + 1e-9);
     return floor_end > t ? floor_end - t : 0;
   }
@@ -181,7 +181,7 @@ class Port {
 };
 
 // ---------------------------------------------------------------------------------------------
-// Memory system: one L2 port and one DRAM port shared by every core.
+// Memory system: an L2 slice, an HBM port and a link out per die, shared by the cores.
 
 struct MemResp {
   uint64_t tag = 0;
@@ -193,6 +193,7 @@ struct MemReq {
   bool write = false;
   uint64_t tag = 0;
   Channel<MemResp>* reply = nullptr;
+  uint8_t src = 0;  // the die of the requesting core (set by its die's L2 port)
 };
 
 // LRU over request keys, capacity in bytes. Every L2 request looks a key up among tens of
@@ -207,6 +208,7 @@ class L2Cache {
     table_.assign(64, Slot{});
     count_ = 0;
   }
+  bool contains(uint64_t key) const { return table_[find(key)].node != kNil; }
   bool hit(uint64_t key) {
     const size_t s = find(key);
     if (table_[s].node == kNil) return false;
@@ -295,160 +297,327 @@ class L2Cache {
   uint32_t head_ = kNil, tail_ = kNil;  // most / least recently used
 };
 
+// Per die: an L2 slice (its port, LRU, MSHRs), its HBM port, its link out to the other dies.
+//   own cores' loads / stores ──> L2 port ── homed here ──> hit: reply (+l2_latency)
+//                                   │                     miss: MSHR ─> dram_queue ─> HBM port ─fill─┘
+//                                   └─ homed on die e ──> near copy hit: reply
+//                                                         miss: MSHR ─> link (credit) ─> die e's L2 port (`in`)
+//   die e's L2 port ── the bytes ──> die e's link ──(+crossing)──> xfill: near copy, reply (+l2_latency)
+// A die's L2 keeps a copy of the far bytes its cores read (as the partitioned L2 of A100 / H100
+// does for the SMs attached to it), so each die pulls a far line over the link once while it stays
+// in its L2; D is written through to its home die.
+// Every queue is bounded: a request channel (64), `in` (link credits), the link, the HBM queue; the
+// fill channels never fill (at most l2_mshrs fills in flight). The port takes a request only when
+// the resources it needs are free (an MSHR and a place in the HBM queue for a new miss, an MSHR and
+// a credit for a far miss, a credit for a far write, a place in the HBM queue for a write); one that
+// has to wait stays at the head of its core's channel until a fill, a credit or a place comes back,
+// so a full HBM queue or too few MSHRs back up the request channels and through them the load
+// engines. (With more than two dies `in` and `xfill` have a producer per other die: pushes of one
+// cycle then keep the kernel's process order, which is fixed for a given elaboration.)
 class MemorySystem : public sc_module, ChannelListener {
  public:
+  static constexpr size_t kMaxDies = 8;
   // Per core slot: loads and stores (separate, so that a store's link time never blocks a load).
   std::vector<std::unique_ptr<Channel<MemReq>>> req;
-  Channel<MemReq> dram_q{"dram_queue", 1u << 30}, fill{"dram_fill", 1u << 30};
-  uint64_t dram_read = 0, dram_write = 0, l2_read = 0, l2_write = 0;
-  bool port_busy = false;
+  uint64_t dram_read = 0, dram_write = 0, l2_read = 0, l2_write = 0, link_bytes = 0;
 
   SC_HAS_PROCESS(MemorySystem);
-  MemorySystem(const sc_module_name& nm, size_t slots) : sc_module(nm) {
+  MemorySystem(const sc_module_name& nm, size_t slots) : sc_module(nm), nreq_(2 * slots) {
     for (size_t i = 0; i < 2 * slots; ++i) {  // [2i] loads of core i, [2i + 1] its stores
       req.push_back(std::make_unique<Channel<MemReq>>("core" + std::to_string(i / 2) + (i % 2 ? "_store" : "_load"), 64));
       req.back()->listen(this, i);
     }
-    fill.listen(this, kFill);
     queued_.assign((2 * slots + 63) / 64, 0);
-    wake_list().push_back(&wake_);
-    SC_THREAD(l2_port);
-    SC_THREAD(dram_port);
+    for (size_t d = 0; d < kMaxDies; ++d) {
+      const std::string n = kMaxDies > 1 && d ? "die" + std::to_string(d) + "_" : "";
+      dies_.push_back(std::make_unique<Die>(n));
+      Die& x = *dies_.back();
+      x.fill.listen(this, nreq_ + 3 * d);
+      x.in.listen(this, nreq_ + 3 * d + 1);
+      x.xfill.listen(this, nreq_ + 3 * d + 2);
+      wake_list().push_back(&x.wake);
+      sc_core::sc_spawn_options o;
+      sc_core::sc_spawn([this, d] { l2_port(d); }, sc_core::sc_gen_unique_name("l2_port"), &o);
+      sc_core::sc_spawn([this, d] { dram_port(d); }, sc_core::sc_gen_unique_name("dram_port"), &o);
+      sc_core::sc_spawn([this, d] { link(d); }, sc_core::sc_gen_unique_name("die_link"), &o);
+    }
   }
-  void trace(sc_core::sc_trace_file* f, const std::string& prefix) {  // core 0's requests, HBM queues
-    for (auto* ch : {req[0].get(), req[1].get(), &dram_q, &fill}) ch->trace(f, prefix);
+  void trace(sc_core::sc_trace_file* f, const std::string& prefix) {  // core 0's requests, die 0's HBM queues
+    for (auto* ch : {req[0].get(), req[1].get(), &dies_[0]->dram_q, &dies_[0]->fill}) ch->trace(f, prefix);
   }
-  void reset(const Params& p, size_t cores, bool no_allocate) {
+  // `active`: the cores that get tiles (the first ones); they are split evenly over the dies (a
+  // CTA scheduler fills both dies), the idle rest go to the last die.
+  void reset(const Params& p, size_t cores, size_t active, bool no_allocate) {
     for (size_t i = 0; i < 2 * cores; ++i) req[i]->reset(64);
-    dram_q.reset(1u << 30);
-    fill.reset(1u << 30);
-    cache_.reset(no_allocate ? 0 : static_cast<uint64_t>(p.l2_bytes));  // (no line fits: every fill passes)
-    pending_.clear();
-    dram_read = dram_write = l2_read = l2_write = 0;
-    l2_.reset(), dram_.reset();
-    next_ = 0;
-    cores_ = cores;
+    ndies_ = static_cast<size_t>(std::clamp<int64_t>(p.dies, 1, kMaxDies));
+    // A die's share of the chip.
+    const uint64_t cap = no_allocate ? 0 : static_cast<uint64_t>(p.l2_bytes) / ndies_;  // (no line fits: every fill passes)
+    const size_t mshrs = static_cast<size_t>(p.l2_mshrs), credits = static_cast<size_t>(p.die_link_queue);
+    for (size_t d = 0; d < kMaxDies; ++d) {
+      Die& x = *dies_[d];
+      x.dram_q.reset(static_cast<size_t>(p.dram_queue));
+      x.fill.reset(mshrs + 1);
+      x.xfill.reset(mshrs + 1);
+      x.in.reset(credits * kMaxDies);
+      x.link_q.reset(credits);
+      x.cache.reset(cap);
+      x.pending.clear();
+      x.l2.reset(), x.dram.reset(), x.xbw.reset();
+      x.mshrs = x.far_mshrs = 0;
+      // Die d has the active cores [ceil(d * active / dies), ceil((d + 1) * active / dies)).
+      x.lo = d < ndies_ ? 2 * ((d * active + ndies_ - 1) / ndies_) : 0;
+      x.hi = d + 1 < ndies_ ? 2 * (((d + 1) * active + ndies_ - 1) / ndies_) : d + 1 == ndies_ ? 2 * cores : 0;
+      x.next = x.lo;
+      x.credits.fill(credits);
+      // (sleeping and wake_at are the port thread's own: a sleeping port stays asleep across jobs)
+    }
+    dram_read = dram_write = l2_read = l2_write = link_bytes = 0;
+    active_ = std::max<size_t>(1, active);
+    l2_bw_ = static_cast<double>(p.l2_bytes_per_cycle) / static_cast<double>(ndies_);
+    dram_bw_ = static_cast<double>(p.dram_bytes_per_cycle) / static_cast<double>(ndies_);
   }
 
  private:
-  // The L2 port moves r's bytes; a read's reply then travels l2_latency, a write goes on to HBM.
-  void transfer(const MemReq& r) {
-    const uint64_t done = l2_.take(r.bytes, static_cast<uint64_t>(g_job.p->l2_bytes_per_cycle));
-    if (r.write) {
-      l2_write += r.bytes;
-      dram_q.push(r, done);  // write-through: D goes on to HBM
-    } else {
-      l2_read += r.bytes;
-      r.reply->push({r.tag, r.bytes}, done + static_cast<uint64_t>(g_job.p->l2_latency));
+  struct LinkItem {
+    MemReq r;
+    bool reply = false;  // a read's data back to a core of another die (else a request to die `to`)
+    uint8_t to = 0;
+  };
+  struct Die {
+    explicit Die(const std::string& n)
+        : dram_q(n + "dram_queue", 64), fill(n + "dram_fill", 1), in(n + "die_in", 1), xfill(n + "die_fill", 1),
+          link_q(n + "die_link", 1) {}
+    Channel<MemReq> dram_q, fill, in;
+    Channel<MemReq> xfill;  // far bytes arriving for this die's near copy (its far misses)
+    Channel<LinkItem> link_q;
+    L2Cache cache;
+    Port l2, dram, xbw;
+    std::unordered_map<uint64_t, std::vector<MemReq>> pending;  // misses in flight and the requests merged on them
+    size_t mshrs = 0;      // misses in flight to HBM
+    size_t far_mshrs = 0;  // far misses in flight to their home dies (for the near copy; a separate
+                           // pool: sharing one with the home misses could wait in a cycle over the dies)
+    std::array<size_t, kMaxDies> credits{};   // free `in` slots of each other die for this die's requests
+    size_t lo = 0, hi = 0, next = 0;          // this die's request channels [lo, hi), round robin
+    sc_core::sc_event wake;                   // the sleeping port's wake-up
+    uint64_t wake_at = UINT64_MAX;            // cycle wake is notified for while sleeping
+    bool sleeping = false;
+    uint64_t round_cycle = UINT64_MAX;        // cycle of the port's last round
+  };
+  size_t die_of_channel(size_t i) const { return std::min(ndies_ - 1, (i / 2) * ndies_ / active_); }
+  size_t home(uint64_t key) const {
+    return ndies_ == 1 ? 0 : static_cast<size_t>(((key * 0xD6E8FEB86659FD93ull) >> 32) % ndies_);
+  }
+  void wake(Die& x, uint64_t ready) {
+    if (x.sleeping && ready < x.wake_at) {
+      x.wake_at = ready;
+      const uint64_t now = now_cycles();
+      x.wake.notify(ready > now ? cycles_time(ready - now) : sc_core::SC_ZERO_TIME);
     }
   }
-  // A push into a request or fill channel (ChannelListener). The port only acts on visible
+  // The die's L2 port moves r's bytes; a read's reply then travels l2_latency (and the link back
+  // to a core of another die), a write goes on to HBM.
+  void transfer(Die& x, size_t d, const MemReq& r) {
+    const uint64_t done = x.l2.take(r.bytes, l2_bw_);
+    if (r.write) {
+      l2_write += r.bytes;
+      x.dram_q.push(r, done);  // write-through: D goes on to HBM
+    } else if (r.src == d) {
+      l2_read += r.bytes;
+      r.reply->push({r.tag, r.bytes}, done + static_cast<uint64_t>(g_job.p->l2_latency));
+    } else {
+      x.link_q.push({r, true, r.src}, done);  // for the requesting die's near copy (its port adds l2_latency)
+    }
+  }
+  // A push into a request, fill, xfill or `in` channel (ChannelListener). The port only acts on visible
   // items, so a sleeping port is woken when the new item becomes visible, if that is before the
   // wake-up it already has (a push never makes an item visible earlier than its own cycle).
   void pushed(size_t i, uint64_t ready) override {
-    if (i != kFill) queued_[i >> 6] |= uint64_t{1} << (i & 63);
-    if (sleeping_ && ready < wake_at_) {
-      wake_at_ = ready;
-      const uint64_t now = now_cycles();
-      wake_.notify(ready > now ? cycles_time(ready - now) : sc_core::SC_ZERO_TIME);
+    if (i < nreq_) {
+      queued_[i >> 6] |= uint64_t{1} << (i & 63);
+      wake(*dies_[die_of_channel(i)], ready);
+    } else {
+      wake(*dies_[(i - nreq_) / 3], ready);
     }
   }
   void emptied(size_t i) override {
-    if (i != kFill) queued_[i >> 6] &= ~(uint64_t{1} << (i & 63));
+    if (i < nreq_) queued_[i >> 6] &= ~(uint64_t{1} << (i & 63));
   }
-  // The first request channel in [from, to) with a visible item (npos: none); only non-empty
-  // channels are looked at.
-  size_t first_visible(size_t from, size_t to) const {
+  // The first request channel in [from, to) whose visible front the port can take now.
+  size_t first_takeable(Die& x, size_t d, size_t from, size_t to) const {
     for (size_t w = from >> 6; (w << 6) < to; ++w) {
       uint64_t bits = queued_[w];
       if (w == from >> 6) bits &= ~uint64_t{0} << (from & 63);
       for (; bits; bits &= bits - 1) {
         const size_t i = (w << 6) + static_cast<size_t>(std::countr_zero(bits));
-        if (i >= to) return kFill;
-        if (req[i]->can_pop()) return i;
+        if (i >= to) return kNone;
+        if (!req[i]->can_pop()) continue;
+        const MemReq& h = req[i]->front();
+        const size_t e = home(h.key);
+        if (e == d ? takeable_here(x, h) : takeable_far(x, e, h)) return i;
       }
     }
-    return kFill;
+    return kNone;
   }
-  void l2_port() {
+  // A request of this die's cores homed on die e: a write needs a credit; a read hits the near copy,
+  // merges with a far miss in flight, or needs an MSHR and a credit.
+  static bool takeable_far(Die& x, size_t e, const MemReq& h) {
+    if (h.write || (x.credits[e] > 0 && x.far_mshrs < static_cast<size_t>(g_job.p->l2_mshrs))) return x.credits[e] > 0;
+    return !new_miss(x, h);
+  }
+  // A read that needs a new MSHR (not in L2, no miss on its bytes in flight).
+  static bool new_miss(Die& x, const MemReq& r) {
+    return !r.write && !x.cache.contains(r.key) && x.pending.find(r.key) == x.pending.end();
+  }
+  // A request homed on this die that the port can take now: a write needs a place in the HBM
+  // queue, a new miss an MSHR and a place in the HBM queue (the port never blocks on that queue, so
+  // fills, hits and the other die's requests keep moving while HBM is busy).
+  static bool takeable_here(Die& x, const MemReq& h) {
+    if (h.write) return x.dram_q.can_push();
+    if (x.mshrs < static_cast<size_t>(g_job.p->l2_mshrs) && x.dram_q.can_push()) return true;
+    return !new_miss(x, h);
+  }
+  // A request homed on this die.
+  void serve(Die& x, size_t d, const MemReq& r) {
+    if (r.write || x.cache.hit(r.key)) {
+      transfer(x, d, r);
+    } else if (auto it = x.pending.find(r.key); it != x.pending.end()) {
+      it->second.push_back(r);  // a miss on the same bytes is in flight: wait for its fill
+    } else {
+      x.pending[r.key].push_back(r);
+      ++x.mshrs;
+      x.dram_q.push(r);
+    }
+  }
+  void l2_port(size_t d) {
+    Die& x = *dies_[d];
     unit_loop([&] {
-      if (g_job.p->dram_latency == 0 && now_cycles() != round_cycle_) {
+      if (g_job.p->dram_latency == 0 && now_cycles() != x.round_cycle) {
         // With no HBM latency a fill can become visible in the cycle the DRAM port pushes it (in the
         // first delta of that cycle, after its own wait): let it run first, so that the fill goes
         // before this cycle's requests whatever order the kernel runs the two threads in.
-        round_cycle_ = now_cycles();
+        x.round_cycle = now_cycles();
         check_abort();
         sc_core::wait(sc_core::SC_ZERO_TIME);
         check_abort();
       }
-      if (fill.can_pop()) {  // fills first: they release merged misses
-        const MemReq f = fill.pop();
-        cache_.insert(f.key, f.bytes);
-        auto it = pending_.find(f.key);
+      if (x.fill.can_pop()) {  // fills first: they release merged misses and free an MSHR
+        const MemReq f = x.fill.pop();
+        x.cache.insert(f.key, f.bytes);
+        auto it = x.pending.find(f.key);
         std::vector<MemReq> waiters = std::move(it->second);
-        pending_.erase(it);
-        for (const MemReq& r : waiters) transfer(r);
+        x.pending.erase(it);
+        --x.mshrs;
+        for (const MemReq& r : waiters) transfer(x, d, r);
         return;  // the next round
       }
-      // Round robin over the cores' channels, starting after the last one served.
-      const size_t n = 2 * cores_, start = n ? next_ % n : 0;  // (n = 0: the other engine's job)
-      size_t c = first_visible(start, n);
-      if (c == kFill) c = first_visible(0, start);
-      if (c == kFill) {  // sleep until the next request or fill becomes visible
-        uint64_t fr = fill.front_ready();
-        for (size_t w = 0; (w << 6) < n; ++w)
-          for (uint64_t bits = queued_[w]; bits; bits &= bits - 1) {
-            const size_t i = (w << 6) + static_cast<size_t>(std::countr_zero(bits));
-            if (i < n) fr = std::min(fr, req[i]->front_ready());
-          }
-        check_abort();
-        wake_at_ = fr;
-        if (fr != UINT64_MAX) wake_.notify(cycles_time(fr - now_cycles()));
-        sleeping_ = true;
-        sc_core::wait(wake_);
-        sleeping_ = false;
-        check_abort();
-        return;  // the next round
+      if (x.xfill.can_pop()) {  // far bytes for the near copy: kept, and on to the cores that wait
+        const MemReq f = x.xfill.pop();
+        x.cache.insert(f.key, f.bytes);
+        auto it = x.pending.find(f.key);
+        std::vector<MemReq> waiters = std::move(it->second);
+        x.pending.erase(it);
+        --x.far_mshrs;
+        for (const MemReq& r : waiters) transfer(x, d, r);
+        return;
       }
-      next_ = c + 1;
-      Channel<MemReq>* src = req[c].get();
-      const MemReq r = src->pop();
-      if (r.write) {
-        transfer(r);
-      } else if (cache_.hit(r.key)) {
-        transfer(r);
-      } else if (auto it = pending_.find(r.key); it != pending_.end()) {
-        it->second.push_back(r);  // a miss on the same bytes is in flight: wait for its fill
-      } else {
-        pending_[r.key].push_back(r);
-        dram_q.push(r);
+      // Requests from the other dies next (a credit goes back to the sender as it is taken).
+      if (x.in.can_pop() && takeable_here(x, x.in.front())) {
+        const MemReq r = x.in.pop_now();
+        Die& s = *dies_[r.src];
+        ++s.credits[d];
+        wake(s, now_cycles());
+        serve(x, d, r);
+        return;
       }
+      // Round robin over this die's cores' channels, starting after the last one served: the first
+      // visible request the port can take (a far one needs a credit, a new miss an MSHR; one that
+      // cannot go waits at the head of its core's channel while the other cores' requests pass).
+      const size_t lo = x.lo, hi = x.hi, start = x.next < hi && x.next >= lo ? x.next : lo;
+      size_t c = first_takeable(x, d, start, hi);
+      if (c == kNone) c = first_takeable(x, d, lo, start);
+      if (c != kNone) {
+        x.next = c + 1;
+        MemReq r = req[c]->pop_now();
+        r.src = static_cast<uint8_t>(d);
+        const size_t e = home(r.key);
+        if (e == d) {
+          serve(x, d, r);
+        } else if (r.write) {  // D goes to its home die
+          --x.credits[e];
+          x.link_q.push({r, false, static_cast<uint8_t>(e)});
+        } else if (x.cache.hit(r.key)) {  // the near copy
+          transfer(x, d, r);
+        } else if (auto it = x.pending.find(r.key); it != x.pending.end()) {
+          it->second.push_back(r);  // a far miss on the same bytes is in flight
+        } else {  // a far miss: the home die sends the bytes for the near copy
+          x.pending[r.key].push_back(r);
+          ++x.far_mshrs;
+          --x.credits[e];
+          x.link_q.push({r, false, static_cast<uint8_t>(e)});
+        }
+        return;
+      }
+      // Sleep until the next request, fill or far request becomes visible. Visible requests here
+      // all wait (for an MSHR, a credit or a place in the HBM queue): a fill, a credit or a pop of
+      // the HBM queue wakes the port for them.
+      const uint64_t now = now_cycles();
+      uint64_t fr = std::min(x.fill.front_ready(), x.xfill.front_ready());
+      if (!x.in.can_pop()) fr = std::min(fr, x.in.front_ready());
+      for (size_t w = lo >> 6; (w << 6) < hi; ++w)
+        for (uint64_t bits = queued_[w]; bits; bits &= bits - 1) {
+          const size_t i = (w << 6) + static_cast<size_t>(std::countr_zero(bits));
+          if (i < lo || i >= hi) continue;
+          if (const uint64_t r = req[i]->front_ready(); r > now) fr = std::min(fr, r);
+        }
+      check_abort();
+      x.wake_at = fr;
+      if (fr != UINT64_MAX) x.wake.notify(fr > now ? cycles_time(fr - now) : sc_core::SC_ZERO_TIME);
+      x.sleeping = true;
+      sc_core::wait(x.wake);
+      x.sleeping = false;
+      check_abort();
     });
   }
-  void dram_port() {
+  void dram_port(size_t d) {
+    Die& x = *dies_[d];
     unit_loop([&] {
-      const MemReq r = dram_q.pop();
-      const uint64_t done = dram_.take(r.bytes, static_cast<uint64_t>(g_job.p->dram_bytes_per_cycle));
+      const MemReq r = x.dram_q.pop();
+      wake(x, now_cycles());  // a place in the queue: the port may take a miss or a write again
+      const uint64_t done = x.dram.take(r.bytes, dram_bw_);
       if (r.write) {
         dram_write += r.bytes;
         wait_cycles(done);  // the job ends when the last byte of D is in HBM
       } else {
         dram_read += r.bytes;
-        fill.push(r, done + static_cast<uint64_t>(g_job.p->dram_latency));
+        x.fill.push(r, done + static_cast<uint64_t>(g_job.p->dram_latency));
       }
     });
   }
+  // The die's outgoing link: requests (a write carries its bytes) and replies (a read's bytes) at
+  // die_link_bytes_per_cycle, each die_link_latency later at the far end. Never blocks: a request
+  // holds a credit for its `in` slot, a reply an MSHR of the requesting die (its `xfill` place).
+  void link(size_t d) {
+    Die& x = *dies_[d];
+    unit_loop([&] {
+      const LinkItem it = x.link_q.pop();
+      const uint64_t bytes = it.reply || it.r.write ? it.r.bytes : 0;
+      const uint64_t done = x.xbw.take(bytes, static_cast<double>(g_job.p->die_link_bytes_per_cycle));
+      link_bytes += bytes;
+      const uint64_t lat = done + static_cast<uint64_t>(g_job.p->die_link_latency);
+      // A reply's bytes cross as the home die's port moves them; the requesting die's port then
+      // replies to its cores with the L2 latency (one L2 latency on the way, as for a near hit, so
+      // that every reply enters a core's response queue with the same delay, in order).
+      if (it.reply) dies_[it.to]->xfill.push(it.r, lat);
+      else dies_[it.to]->in.push(it.r, lat);
+    });
+  }
 
-  static constexpr size_t kFill = SIZE_MAX;  // the fill channel's listener index
-  L2Cache cache_;
-  Port l2_, dram_;
-  std::unordered_map<uint64_t, std::vector<MemReq>> pending_;
+  static constexpr size_t kNone = SIZE_MAX;
+  const size_t nreq_;
+  std::vector<std::unique_ptr<Die>> dies_;
   std::vector<uint64_t> queued_;  // bit i: request channel i is not empty
-  sc_core::sc_event wake_;        // the sleeping L2 port's wake-up (in wake_list: see the constructor)
-  uint64_t wake_at_ = UINT64_MAX;  // cycle wake_ is notified for while sleeping_
-  bool sleeping_ = false;
-  uint64_t round_cycle_ = UINT64_MAX;  // cycle of the port's last round
-  size_t next_ = 0, cores_ = 0;
+  size_t active_ = 1, ndies_ = 1;
+  double l2_bw_ = 1, dram_bw_ = 1;  // per die
 };
 
 // Which bytes a request carries: operand, first row, rows, first K element, K extent.
@@ -1329,7 +1498,7 @@ Stats run_on(Chip<Core>& chip, const Params& p, const Shape& s, const Mapping& m
   g_job.g = geometry(p, s, m);
   g_job.tiles = tile_limit && !r ? std::min<uint64_t>(tile_limit, g_job.g.tiles()) : g_job.g.tiles();
   g_job.t0 = now_cycles();
-  chip.mem.reset(p, cores, m.l2_no_allocate);
+  chip.mem.reset(p, cores, std::min<size_t>(static_cast<size_t>(grid_of(p, m)), g_job.tiles), m.l2_no_allocate);
   chip.sched.reset(cores, static_cast<size_t>(grid_of(p, m)));
   for (size_t i = 0; i < cores; ++i) chip.cores[i]->reset();
   g_aborting = false;
@@ -1349,7 +1518,7 @@ Stats run_on(Chip<Core>& chip, const Params& p, const Shape& s, const Mapping& m
       sc_core::sc_start();
     }
     // Drop the tokens the failed job left in the channels (a later job may not use these cores).
-    chip.mem.reset(p, cores, false);
+    chip.mem.reset(p, cores, cores, false);
     chip.sched.clear(cores);  // (no asks: the scheduler would hand out tiles to the next job of the other engine)
     for (size_t i = 0; i < cores; ++i) chip.cores[i]->reset();
     throw std::runtime_error(why);
@@ -1380,6 +1549,7 @@ Stats run_on(Chip<Core>& chip, const Params& p, const Shape& s, const Mapping& m
   for (size_t k = 0; k < causes.size(); ++k) st.stalls.emplace_back(std::string(causes[k]), stall[k]);
   bytes["dram_read"] = chip.mem.dram_read, bytes["dram_write"] = chip.mem.dram_write;
   bytes["l2_read"] = chip.mem.l2_read, bytes["l2_write"] = chip.mem.l2_write;
+  bytes["die_link"] = chip.mem.link_bytes;
   bytes[p.engine == EngineKind::TensorCore ? "smem_write" : "l1_write"] = chip.mem.l2_read;
   for (std::string_view l : byte_levels(p.engine)) st.bytes.emplace_back(std::string(l), bytes[std::string(l)]);
   return st;

@@ -343,7 +343,7 @@ TEST(System, QuantizeUnitMatchesGolden) {
 // One SM, round numbers: HBM and L2 64 B/cycle with latencies 100 and 20, link 64 B/cycle,
 // tcgen05.cp 16 B/cycle, tcgen05.ld 64 B/cycle, unlimited SMEM read, pipeline depth 2.
 fm::Params micro_tc() {
-  return tc_params({{"cores", "1"}, {"dram_bytes_per_cycle", "64"}, {"dram_latency", "100"},
+  return tc_params({{"cores", "1"}, {"dies", "1"}, {"dram_bytes_per_cycle", "64"}, {"dram_latency", "100"},
                     {"l2_bytes_per_cycle", "64"}, {"l2_latency", "20"}, {"core_load_bytes_per_cycle", "64"},
                     {"core_store_bytes_per_cycle", "64"}, {"tmem_cp_bytes_per_cycle", "16"},
                     {"tmem_ld_bytes_per_cycle", "64"}, {"smem_read_bytes_per_cycle", "1073741824"},
@@ -411,7 +411,7 @@ TEST(TensorCore, SmemRingHandDerived) {
   //   frees slot 0 (144) and follows stage 1 on the link: full 327; stage 3 issues at 252 (MMA 1
   //   ends), full 435. MMA 3: 436-468; 470, 471, 472; store: last done 984, at the L2 985, L2 port
   //   986, HBM 987.
-  fm::Params p = tc_params({{"cores", "1"}, {"dram_bytes_per_cycle", "1073741824"}, {"dram_latency", "0"},
+  fm::Params p = tc_params({{"cores", "1"}, {"dies", "1"}, {"dram_bytes_per_cycle", "1073741824"}, {"dram_latency", "0"},
                             {"l2_bytes_per_cycle", "1073741824"}, {"l2_latency", "0"},
                             {"core_load_bytes_per_cycle", "64"}, {"core_store_bytes_per_cycle", "64"},
                             {"tmem_cp_bytes_per_cycle", "1073741824"}, {"tmem_ld_bytes_per_cycle", "1073741824"},
@@ -555,14 +555,134 @@ TEST(Properties, MoreCoresOrL2NeverSlowerInTheMappersChoice) {
         prev_cycles = r.stats.cycles;
         prev = r.stats.mapping;
         if (!prev->cores) prev->cores = p.cores;
+        // As whatif: the mapping chosen without an L2 is offered again without allocating in it.
+        if (std::string(sw.key) == "l2_bytes" && p.l2_bytes == 0) prev->l2_no_allocate = true;
       }
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The memory system: dies, the die-to-die link, MSHRs, bounded queues (docs/models.md "Structure")
+
+// One SM streaming a 128 x 128 x 4096 NVFP4 tile (tile_k 256: 16 stages). Per stage A is 128 rows x
+// 128 B = 16 KiB (four 4 KiB requests) and its scales 128 x 16 B = 2 KiB (one request), B the same:
+// 10 read requests per stage, 160 in all, every one an HBM miss (l2_bytes 0). D: 64 KiB of FP32.
+fm::Params stream_tc(std::initializer_list<std::pair<const char*, const char*>> kv) {
+  fm::Params p = tc_params({{"cores", "1"}, {"tile_n", "128"}, {"tile_k", "256"}, {"stages", "4"}, {"raster", "n"},
+                            {"l2_bytes", "0"}, {"mapper_candidates", "1"}});
+  for (const auto& [k, v] : kv) fm::set_param(p, k, v);
+  return p;
+}
+const fm::Workload& stream_tile() {
+  static const fm::Workload w = timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, 128, 128, 4096);
+  return w;
+}
+
+// One MSHR: a miss holds it from the L2 port to its fill, so the port takes one miss per HBM
+// transfer + latency: 4 KiB / 4096 B/cycle = 1 cycle + 2000 = 2001 cycles per request, whatever
+// the bandwidth. 160 misses: 160 x 2001 = 320 160 cycles, plus the last reply's L2 latency (280),
+// its link (32), the last stage's four MMAs (4 x 64), the TMEM load (128) and the store of 64 KiB
+// over the 128 B/cycle store link (512): under 2000 more. The rate is bytes / latency
+// (589 824 B / 320 160 cycles = 1.84 B/cycle), three orders below HBM's 4096 B/cycle.
+TEST(Memory, OneMshrIsLatencyBound) {
+  const fm::Params one = stream_tc({{"dies", "1"}, {"l2_mshrs", "1"}, {"dram_latency", "2000"}, {"dram_bytes_per_cycle", "4096"}});
+  const fm::Result r = fm::run(one, stream_tile(), mode(fm::Timing::Cycle));
+  EXPECT_EQ(r.stats.bytes_of("dram_read"), 16u * 2 * (16384 + 2048));
+  EXPECT_GE(r.stats.cycles, 160u * 2001);
+  EXPECT_LE(r.stats.cycles, 160u * 2001 + 2000);
+  // Two MSHRs: two misses per 2001 cycles (80 rounds), about half the time.
+  fm::Params two = one;
+  fm::set_param(two, "l2_mshrs", "2");
+  const uint64_t c2 = fm::run(two, stream_tile(), mode(fm::Timing::Cycle)).stats.cycles;
+  EXPECT_GE(c2, 80u * 2001);
+  EXPECT_LE(c2, 80u * 2001 + 2000);
+  // The analytic estimate sees the same bound (MSHRs x 4 KiB per latency).
+  const uint64_t a = fm::run(one, stream_tile(), mode(fm::Timing::Analytic)).stats.cycles;
+  EXPECT_NEAR(static_cast<double>(a) / static_cast<double>(r.stats.cycles), 1.0, 0.15) << a << " vs " << r.stats.cycles;
+}
+
+// Two dies, the one SM on die 0: the bytes homed on die 1 (about half, by key) come back over die 1's
+// outgoing link and D's far bytes go out over die 0's. At 8 B/cycle the link is the bottleneck: the
+// replies alone need (far bytes - far D bytes) / 8 cycles, and the job takes little more than the
+// busier direction.
+TEST(Memory, FarTrafficIsBoundByTheLink) {
+  const fm::Workload w = timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, 128, 128, 16384);
+  const fm::Params p = stream_tc({{"dies", "2"}, {"die_link_bytes_per_cycle", "8"}});
+  const fm::Result r = fm::run(p, w, mode(fm::Timing::Cycle));
+  const uint64_t link = r.stats.bytes_of("die_link"), l2 = r.stats.bytes_of("l2_read") + r.stats.bytes_of("l2_write");
+  const uint64_t d_bytes = 128u * 128 * 4;
+  EXPECT_GT(link, 3 * l2 / 10);  // the key hash spreads the bytes over the dies
+  EXPECT_LT(link, 7 * l2 / 10);
+  EXPECT_GE(r.stats.cycles, (link - d_bytes) / 8);
+  EXPECT_LE(static_cast<double>(r.stats.cycles), 1.05 * static_cast<double>(link) / 8 + 3000);
+  // One die: nothing crosses, and the same job is many times faster.
+  const fm::Result one = fm::run(stream_tc({{"dies", "1"}, {"die_link_bytes_per_cycle", "8"}}), w, mode(fm::Timing::Cycle));
+  EXPECT_EQ(one.stats.bytes_of("die_link"), 0u);
+  EXPECT_LT(one.stats.cycles * 5, r.stats.cycles);
+  // The analytic estimate charges the same far share to the link.
+  const uint64_t a = fm::run(p, w, mode(fm::Timing::Analytic)).stats.cycles;
+  EXPECT_NEAR(static_cast<double>(a) / static_cast<double>(r.stats.cycles), 1.0, 0.2) << a << " vs " << r.stats.cycles;
+}
+
+// With generous limits (MSHRs and queues that never fill) one die is the memory system without
+// limits: the hand-derived counts of the micro cases above, which are single-die. Bounded queues
+// that do not bind change nothing: the same cycles with the defaults' 768 MSHRs and 448-deep HBM
+// queue as with a million of each.
+TEST(Memory, LimitsThatDoNotBindChangeNothing) {
+  for (fm::Timing t : {fm::Timing::Cycle, fm::Timing::Analytic}) {
+    fm::Params p = micro_tc();
+    const uint64_t base = cycles_of(p, timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, 512, 512, 2048), t);
+    fm::set_param(p, "l2_mshrs", "1048576");
+    fm::set_param(p, "dram_queue", "1048576");
+    EXPECT_EQ(cycles_of(p, timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, 512, 512, 2048), t), base) << fm::timing_name(t);
+  }
+}
+
+// More link bandwidth, a shorter crossing, or more MSHRs while they bound the rate is never slower
+// in the mapper's choice when the mapping chosen with less is offered again (as whatif does along
+// a sweep). Past the point where MSHRs and the HBM queue bind, more of them only changes the order
+// in which HBM serves the cores' misses (a deep FIFO commits early; a shallow one leaves the choice
+// to the L2 port's round robin, which can finish a short job's first wave sooner): within `slack`.
+void monotone_memory(fm::EngineKind e, const char* key, std::vector<const char*> values, const fm::Workload& w, fm::Timing t,
+                     double slack = 0) {
+  uint64_t prev_cycles = UINT64_MAX;
+  std::optional<fm::Mapping> prev;
+  for (const char* v : values) {
+    fm::Params p = bare(e);
+    fm::set_param(p, "cores", "8");
+    fm::set_param(p, key, v);
+    fm::RunOptions o = mode(t);
+    if (prev) o.also.push_back(*prev);
+    const fm::Result r = fm::run(p, w, o);
+    EXPECT_LE(static_cast<double>(r.stats.cycles), (1.0 + slack) * static_cast<double>(prev_cycles))
+        << key << "=" << v << " (" << fm::timing_name(t) << ") " << w.M << "x" << w.N << "x" << w.K << " " << r.stats.mapping.str();
+    prev_cycles = r.stats.cycles;
+    prev = r.stats.mapping;
+    if (!prev->cores) prev->cores = p.cores;
+  }
+}
+
+TEST(Memory, MoreLinkMshrsOrQueueNeverSlower) {
+  const fm::Workload tc = timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, 512, 1024, 1024);
+  const fm::Workload dec = timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, 16, 2048, 2048);
+  const fm::Workload cu = timing_only(MmaKindId::Hif4, Model::AscendHif4, 512, 1024, 1024);
+  for (fm::Timing t : {fm::Timing::Analytic, fm::Timing::Cycle}) {
+    for (const fm::Workload* w : {&tc, &dec}) {
+      monotone_memory(fm::EngineKind::TensorCore, "die_link_bytes_per_cycle", {"64", "256", "1024", "4096"}, *w, t);
+      monotone_memory(fm::EngineKind::TensorCore, "die_link_latency", {"1000", "100", "0"}, *w, t);
+      monotone_memory(fm::EngineKind::TensorCore, "l2_mshrs", {"1", "2", "4", "8", "16"}, *w, t);
+      monotone_memory(fm::EngineKind::TensorCore, "l2_mshrs", {"16", "64", "512", "1048576"}, *w, t, 0.05);
+      monotone_memory(fm::EngineKind::TensorCore, "dram_queue", {"1", "4", "64", "1048576"}, *w, t, 0.10);
+    }
+    monotone_memory(fm::EngineKind::Cube, "l2_mshrs", {"1", "2", "4", "8", "16", "256"}, cu, t);
+  }
 }
 
 TEST(Properties, LargeComputeBoundReachesPeak) {
   // Enough bandwidth everywhere: the datapath is the bottleneck and stays >= 90 % busy.
   for (fm::Timing t : {fm::Timing::Analytic, fm::Timing::Cycle}) {
-    const fm::Result r = fm::run(tc_params({{"cores", "4"}, {"l2_bytes_per_cycle", "65536"}, {"core_load_bytes_per_cycle", "256"}}),
+    const fm::Result r = fm::run(tc_params({{"cores", "4"}, {"l2_bytes_per_cycle", "65536"}, {"core_load_bytes_per_cycle", "256"},
+                                            {"die_link_bytes_per_cycle", "65536"}}),
                                  timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, 1024, 2048, 4096), mode(t));
     EXPECT_GE(r.stats.utilization(), 0.90) << fm::timing_name(t) << " " << r.stats.mapping.str();
     const fm::Result c = fm::run(cube_params({{"cores", "4"}, {"core_load_bytes_per_cycle", "512"}, {"mte1_bytes_per_cycle", "512"}}),
@@ -714,8 +834,9 @@ TEST(Mapper, PinnedMappingAndClearErrors) {
 
 // A long job (>= 16 waves of tiles for every candidate) has its candidates ranked by their first 4
 // waves, extrapolated; the chosen mapping is then simulated in full. Cross-check against full
-// simulations: the choice is within 2 % of the best of the main candidates simulated whole (every
+// simulations: the choice is within 3 % of the best of the main candidates simulated whole (every
 // tile_n / tile_k / raster the mapper would weigh on this shape, each pinned: one full simulation).
+// (2.2 % on the two-die memory system: the first waves fill the HBM queues and MSHRs from empty.)
 TEST(Mapper, RankingByTheFirstWavesPicksNearTheBest) {
   const fm::Workload w = timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, 4096, 8192, 1024);
   const fm::Result r = fm::run(tc_params({{"cores", "32"}}), w, mode(fm::Timing::Cycle));
@@ -734,7 +855,7 @@ TEST(Mapper, RankingByTheFirstWavesPicksNearTheBest) {
         }
         if (f.stats.cycles < best) best = f.stats.cycles, best_map = f.stats.mapping.str();
       }
-  EXPECT_LE(static_cast<double>(r.stats.cycles), 1.02 * static_cast<double>(best))
+  EXPECT_LE(static_cast<double>(r.stats.cycles), 1.03 * static_cast<double>(best))
       << "chose " << r.stats.mapping.str() << " (" << r.stats.cycles << "), best " << best_map << " (" << best << ")";
 }
 

@@ -100,6 +100,18 @@ struct Params {
   int64_t l2_bytes = 0;               // L2 capacity (LRU over loaded tiles' slabs)
   int64_t l2_bytes_per_cycle = 0;     // L2 bandwidth of the chip (all cores together)
   int64_t l2_latency = 0;             // cycles from request to data, L2 hit
+  // The L2 split per die (B200: two dies joined by NV-HBI): each request's bytes live on one die
+  // (by their key), the cores are split between the dies, and a request homed on the other die
+  // crosses the die-to-die link. l2_bytes, l2_bytes_per_cycle and dram_bytes_per_cycle are the chip's,
+  // shared equally by the dies.
+  int64_t dies = 1;
+  int64_t die_link_bytes_per_cycle = 0;  // one die's outgoing link (one direction)
+  int64_t die_link_latency = 0;          // cycles one crossing adds
+  int64_t die_link_queue = 0;            // requests one die may have in flight to another (credits)
+  // Finite queues in front of HBM: misses in flight per die's L2 (MSHRs; merged misses share one)
+  // and the L2 -> HBM request queue of each die.
+  int64_t l2_mshrs = 0;
+  int64_t dram_queue = 0;
   int64_t core_load_bytes_per_cycle = 0;   // one core's load link (TMA / MTE2 into SMEM / L1)
   int64_t core_store_bytes_per_cycle = 0;  // one core's store link
   // ---- datapath ----
