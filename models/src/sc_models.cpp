@@ -8,8 +8,9 @@
 //                 MmaPipe ─acc(+depth)─> Epilogue ─> QuantizeUnit ─> StoreUnit ─> MemorySystem
 //   cube:         Mte2Producer ─jobs─> LoadEngine(MTE2) ─l1_full─> Mte1 ─l0─> CubeArray
 //                 CubeArray ─acc(+depth)─> FixPipe ─> QuantizeUnit ─> StoreUnit ─> MemorySystem
-//   LoadEngine ─req─> MemorySystem: L2 port (round robin over cores, LRU hit / miss, misses merged)
-//                                   ─> DRAM port ─fill(+dram_latency)─> L2 port ─reply(+l2_latency)─>
+//   LoadEngine ─req─> MemorySystem: its die's L2 port (round robin over cores, LRU hit / miss, misses
+//                                   merged) ─> HBM port ─fill(+dram_latency)─> L2 port ─reply(+l2_latency)─>
+//                                   far bytes: die link ─> home die's L2 port ─> link ─> near copy
 //
 // Elaborated once per process with `slots` cores per engine (reserve_cores); a job resets the
 // channels and token pools of the cores it uses and runs sc_start() until no event is left.
