@@ -587,6 +587,7 @@ const fm::Workload& stream_tile() {
 TEST(Memory, OneMshrIsLatencyBound) {
   const fm::Params one = stream_tc({{"dies", "1"}, {"l2_mshrs", "1"}, {"dram_latency", "2000"}, {"dram_bytes_per_cycle", "4096"}});
   const fm::Result r = fm::run(one, stream_tile(), mode(fm::Timing::Cycle));
+  check_stats(r.stats, 128, 128, 4096);  // (rooflines, stalls)
   EXPECT_EQ(r.stats.bytes_of("dram_read"), 16u * 2 * (16384 + 2048));
   EXPECT_GE(r.stats.cycles, 160u * 2001);
   EXPECT_LE(r.stats.cycles, 160u * 2001 + 2000);
@@ -609,6 +610,7 @@ TEST(Memory, FarTrafficIsBoundByTheLink) {
   const fm::Workload w = timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, 128, 128, 16384);
   const fm::Params p = stream_tc({{"dies", "2"}, {"die_link_bytes_per_cycle", "8"}});
   const fm::Result r = fm::run(p, w, mode(fm::Timing::Cycle));
+  check_stats(r.stats, 128, 128, 16384);
   const uint64_t link = r.stats.bytes_of("die_link"), l2 = r.stats.bytes_of("l2_read") + r.stats.bytes_of("l2_write");
   const uint64_t d_bytes = 128u * 128 * 4;
   EXPECT_GT(link, 3 * l2 / 10);  // the key hash spreads the bytes over the dies
