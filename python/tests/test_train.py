@@ -370,3 +370,35 @@ def test_cli_bench_and_study(tmp_path, capsys):
                       Config(**{**doc["runs"][0]["config"], "seed": 0}), progress=False)
     first = [r for r in doc["runs"] if r["label"] == "hif4-paper" and r["gemm"] == "float32"][0]
     assert again["train_loss"] == first["train_loss"]
+
+
+def test_study_under_a_launcher_gathers_every_rank(tmp_path):
+    """Two ranks as mpirun starts them (Open MPI's variables): each trains its share of the runs,
+    rank 0 gathers and writes the study; the runs equal those of one process."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    tiny = []
+    for k, v in TINY.items():
+        if k not in ("steps", "eval_every"):
+            tiny += [f"--{k.replace('_', '-')}", str(v)]
+    argv = ["--study", "smoke", "--seeds", "1", "--jobs", "1", "--steps", "2", "--no-png"] + tiny
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p), OMPI_COMM_WORLD_SIZE="2",
+               OMPI_MCA_ess_base_jobid="4242")
+    procs = [subprocess.Popen([sys.executable, "-m", "fp4sim.train", *argv, "--out", str(tmp_path / "mpi")],
+                              env=dict(env, OMPI_COMM_WORLD_RANK=str(k)), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for k in (1, 0)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    assert "rank 1 of 2: 2 runs handed to rank 0" in outs[0][0]
+    assert "| nvfp4-paper | float32 |" in outs[1][0]
+    mpi = json.loads((tmp_path / "mpi" / "study.json").read_text())
+    assert [(r["label"], r["gemm"]) for r in mpi["runs"]] == [(r.name, "float32") for r in grid("smoke")]
+    # A run trained by rank 1 equals the same run in this process.
+    run = mpi["runs"][1]
+    again = train_one(R.with_switches(R.preset(run["label"]), bf16_layers=["lm_head"]), Config(**run["config"]),
+                      progress=False)
+    assert again["train_loss"] == run["train_loss"] and again["val_loss"] == run["val_loss"]
+    assert not (tmp_path / "mpi" / "study-ranks").exists()

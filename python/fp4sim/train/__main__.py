@@ -12,9 +12,10 @@ import sys
 PROG = "fp4sim train"
 
 
-def _fail(msg: str) -> int:
-    sys.stderr.write(f"{PROG}: error: {msg}\n")
-    return 2
+def _fail(msg: str, code: int = 2) -> int:
+    """One line on stderr: exit 2 for a usage error, 1 for a runtime one (docs/cli.md)."""
+    sys.stderr.write(f"{PROG}: error: {' '.join(msg.split())}\n")
+    return code
 
 
 def parser() -> argparse.ArgumentParser:
@@ -85,6 +86,8 @@ def main(argv: list[str] | None = None) -> int:
         return _run(a)
     except ValueError as e:
         return _fail(str(e))
+    except (RuntimeError, OSError) as e:  # a failed run, a rank's error, a file that cannot be written
+        return _fail(str(e), 1)
 
 
 def _run(a) -> int:
@@ -116,6 +119,9 @@ def _run(a) -> int:
             if m not in ("float32", "hardware"):
                 raise ValueError(f"--study-gemm: unknown mode '{m}' (expected float32 or hardware)")
         doc = run_study(a.study, cfg, a.seeds, a.jobs, modes, bf16, a.out, not a.no_png)
+        if "summary" not in doc:  # a rank other than 0 under mpirun / srun: rank 0 writes the results
+            print(f"rank {doc['rank']} of {doc['size']}: {len(doc['runs'])} runs handed to rank 0")
+            return 0
         print(study_table(doc["summary"]))
         print(f"\nwrote {os.path.join(a.out, 'study.json')}, study.md" + ("" if a.no_png else ", study.png"))
         return 0

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import dataclasses
+import hashlib
+import json
 import math
 import multiprocessing
 import os
@@ -156,9 +158,61 @@ def run_study(name: str, cfg, seeds: int, jobs: int, gemm_modes: list[str], bf16
             for s in range(seeds):
                 c = dataclasses.replace(cfg, seed=cfg.seed + s, gemm=mode, threads=cfg.threads)
                 tasks.append((r, dataclasses.asdict(c), r.name))
-    log.write(f"study {name}: {len(recipes)} configurations, {len(tasks)} runs, {jobs} at a time\n")
+    rank, size = launcher_rank_size()
+    mine = [t for i, t in enumerate(tasks) if i % size == rank]
+    where = f" (rank {rank} of {size}: {len(mine)} of them)" if size > 1 else ""
+    log.write(f"study {name}: {len(recipes)} configurations, {len(tasks)} runs{where}, {jobs} at a time\n")
     t0 = time.perf_counter()
+    rank_dir = os.path.join(out_dir, "study-ranks")
+    launch = [os.environ.get(v, "") for v in ("PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid", "SLURM_JOB_ID", "SLURM_STEP_ID")]
+    tag = hashlib.sha256(json.dumps([[t[0].name, t[1]] for t in tasks] + [size, launch],
+                                    sort_keys=True).encode()).hexdigest()[:12]
+    try:
+        runs = _run_tasks(mine, jobs, log, t0)
+    except Exception as e:  # tell rank 0, which waits for this rank's file, then fail here too
+        if size > 1:
+            _write_rank(rank_dir, tag, rank, {"error": f"{type(e).__name__}: {e}"})
+        raise
+    if size > 1:
+        _write_rank(rank_dir, tag, rank, {"runs": runs})
+        if rank != 0:
+            return {"study": name, "rank": rank, "size": size, "runs": runs}
+        runs = _gather(rank_dir, tag, size, log)
+    order = {(t[0].name, t[1]["gemm"], t[1]["seed"]): i for i, t in enumerate(tasks)}
+    runs.sort(key=lambda r: order[(r["label"], r["gemm"], r["seed"])])
+    summary = summarize(runs, "none")
+    doc = {"study": name, "seeds": seeds, "gemm_modes": gemm_modes, "config": dataclasses.asdict(cfg),
+           "wall_s": time.perf_counter() - t0, "summary": summary, "runs": runs}
+    os.makedirs(out_dir, exist_ok=True)
+    write_json(doc, os.path.join(out_dir, "study.json"))
+    md = table(summary)
+    with open(os.path.join(out_dir, "study.md.tmp"), "w") as f:
+        f.write(md + "\n")
+    os.replace(os.path.join(out_dir, "study.md.tmp"), os.path.join(out_dir, "study.md"))
+    if png:
+        plot(_mean_runs(runs), os.path.join(out_dir, "study.png"), f"study {name}: mean over {seeds} seed(s)")
+    return doc
+
+
+def launcher_rank_size() -> tuple[int, int]:
+    """This process's rank and the number of ranks when mpirun (Open MPI, PMI) or srun started it,
+    from the variables fp4sim's C++ scale-out reads; (0, 1) otherwise. `fp4sim train` under mpirun
+    runs Python in place of the C++ command, so the variables reach this process."""
+    def num(name):
+        v = os.environ.get(name, "")
+        return int(v) if v.isdigit() else None
+    for r, n in (("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"), ("PMI_RANK", "PMI_SIZE"),
+                 ("SLURM_PROCID", "SLURM_STEP_NUM_TASKS")):
+        rank, size = num(r), num(n)
+        if rank is not None and size is not None and 0 <= rank < size:
+            return rank, size
+    return 0, 1
+
+
+def _run_tasks(tasks: list, jobs: int, log, t0: float) -> list[dict]:
     runs = []
+    if not tasks:
+        return runs
     ctx = multiprocessing.get_context("spawn")
     with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as ex:
         futs = {ex.submit(_job, t): t for t in tasks}
@@ -169,19 +223,49 @@ def run_study(name: str, cfg, seeds: int, jobs: int, gemm_modes: list[str], bf16
             log.write(f"[{i}/{len(tasks)}] {r['label']} ({r['gemm']}) seed {r['seed']}: val {r['final_val_loss']:.4f}"
                       f"  {el:.0f} s elapsed, ~{el / i * (len(tasks) - i):.0f} s left\n")
             log.flush()
-    order = {(t[0].name, t[1]["gemm"], t[1]["seed"]): i for i, t in enumerate(tasks)}
-    runs.sort(key=lambda r: order[(r["label"], r["gemm"], r["seed"])])
-    summary = summarize(runs, "none")
-    doc = {"study": name, "seeds": seeds, "gemm_modes": gemm_modes, "config": dataclasses.asdict(cfg),
-           "wall_s": time.perf_counter() - t0, "summary": summary, "runs": runs}
-    os.makedirs(out_dir, exist_ok=True)
-    write_json(doc, os.path.join(out_dir, "study.json"))
-    md = table(summary)
-    with open(os.path.join(out_dir, "study.md"), "w") as f:
-        f.write(md + "\n")
-    if png:
-        plot(_mean_runs(runs), os.path.join(out_dir, "study.png"), f"study {name}: mean over {seeds} seed(s)")
-    return doc
+    return runs
+
+
+# Ranks share no MPI communicator here (no mpi4py): each writes its runs into the output folder
+# (shared between the nodes, as --out must be) and rank 0 gathers them. The file name carries a
+# hash of the whole task list, the rank count and the launcher's job id, so a file of another
+# study or of an earlier launch never matches.
+def _rank_file(rank_dir: str, tag: str, rank: int) -> str:
+    return os.path.join(rank_dir, f"{tag}-rank{rank}.json")
+
+
+def _write_rank(rank_dir: str, tag: str, rank: int, doc: dict) -> None:
+    from .run import write_json
+
+    os.makedirs(rank_dir, exist_ok=True)
+    write_json(doc, _rank_file(rank_dir, tag, rank))  # written whole, then renamed into place
+
+
+def _gather(rank_dir: str, tag: str, size: int, log, poll_s: float = 1.0) -> list[dict]:
+    runs, waiting = [], set(range(size))
+    said = False
+    while waiting:
+        for k in sorted(waiting):
+            path = _rank_file(rank_dir, tag, k)
+            if os.path.exists(path):
+                with open(path) as f:
+                    doc = json.load(f)
+                if "error" in doc:
+                    raise RuntimeError(f"study: rank {k} failed: {doc['error']}")
+                runs += doc["runs"]
+                waiting.discard(k)
+        if waiting:
+            if not said:
+                log.write(f"rank 0: waiting for rank(s) {', '.join(map(str, sorted(waiting)))}\n")
+                said = True
+            time.sleep(poll_s)
+    for k in range(size):
+        os.remove(_rank_file(rank_dir, tag, k))
+    try:
+        os.rmdir(rank_dir)
+    except OSError:
+        pass
+    return runs
 
 
 def _mean_runs(runs: list[dict]) -> list[dict]:
