@@ -199,8 +199,8 @@ uint64_t parse_dim(char dim, const std::string& opt, const std::string& text) {
   return v;
 }
 
-// Whether b is a with more of one resource (cores, dot_lanes, a capacity in B or a bandwidth in
-// B/cycle) and everything else the same: then a's mapping is a candidate for b too (more of a
+// Whether b is a with more of one resource (cores, dot_lanes, a capacity in B, a bandwidth in
+// B/cycle, MSHRs or queue slots) and everything else the same: then a's mapping is a candidate for b too (more of a
 // resource is never slower: the mapper can still run a's schedule, on a's cores).
 bool more_of_one_resource(const Config& a, const Config& b) {
   if (a.engine != b.engine || a.format != b.format || a.M != b.M || a.N != b.N || a.K != b.K) return false;
@@ -208,7 +208,8 @@ bool more_of_one_resource(const Config& a, const Config& b) {
   for (const fm::ParamDesc& d : fm::param_table(a.engine)) {
     const std::string va = fm::get_param(a.p, d.key), vb = fm::get_param(b.p, d.key);
     if (va == vb) continue;
-    const bool resource = d.key == "cores" || d.key == "dot_lanes" || d.unit == "B" || d.unit == "B/cycle";
+    const bool resource = d.key == "cores" || d.key == "dot_lanes" || d.unit == "B" || d.unit == "B/cycle" ||
+                          d.unit == "misses" || d.unit == "requests";
     if (!resource || !d.choices.empty() || std::stoll(vb) < std::stoll(va)) return false;
     ++grew;
   }
