@@ -7,7 +7,8 @@
 #   3. `pip install .` into a venv (build/venv, --no-build-isolation: the pinned build tools of
 #      scripts/setup.sh, no network), which also installs the `fp4sim` command into the venv's bin/;
 #      then, with only that venv's bin/ added to PATH and no FP4SIM_CLI, every code block of
-#      docs/python.md and docs/vectors.md (python/tests/test_docs.py) and examples/python/full_loop.py
+#      docs/python.md and docs/vectors.md (python/tests/test_docs.py), examples/python/full_loop.py
+#      and a short `fp4sim train` (table, JSON, PNG)
 # Usage: scripts/package_check.sh [BUILD_DIR]   (default build; must be configured and built)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -63,5 +64,14 @@ echo "package_check: cmake --install, find_package and pkg-config consumers OK"
   python -c "import fp4sim, sys; sys.exit(0 if fp4sim.__file__.startswith('$ROOT/$B/venv/') else 'package_check: fp4sim imported from ' + fp4sim.__file__)"
   python -m pytest -q -p no:cacheprovider --rootdir "$ROOT/python/tests" "$ROOT/python/tests/test_docs.py"
   python "$ROOT/examples/python/full_loop.py"
+  # `fp4sim train` from the venv (the command runs the venv's python3 beside it): a few steps of the
+  # HiF4 paper recipe against the unquantized baseline, with its table, JSON and PNG.
+  tdir=$(mktemp -d)
+  fp4sim train --recipe hif4-paper --baseline --steps 4 --batch 2 --context 32 --layers 1 --d-model 64 --heads 2 \
+    --corpus-bytes 262144 --eval-every 2 --eval-batches 1 --warmup 1 --out "$tdir" > "$tdir/table.txt"
+  grep -q '^| hif4-paper ' "$tdir/table.txt"
+  python -c "import json, sys; d = json.load(open(sys.argv[1])); assert [r['label'] for r in d['runs']] == ['none', 'hif4-paper']" "$tdir/train.json"
+  [ "$(head -c 8 "$tdir/train.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || { echo "package_check: fp4sim train wrote no PNG" >&2; exit 1; }
+  rm -rf "$tdir"
 )
 echo "package_check: all passed in $(( $(date +%s) - t0 )) s"
