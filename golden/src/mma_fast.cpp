@@ -16,7 +16,9 @@
 
 #include <bit>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "fp4sim/mma_core.hpp"
@@ -336,6 +338,243 @@ FP4SIM_AVX2 bool gemm_bw_grouped(const Ctx& c, size_t M, size_t N, size_t K, con
   });
   return true;
 }
+
+// ---- Blackwell grouped kinds on AVX-512 (VNNI) ------------------------------------------------
+// The same bits as gemm_bw_grouped, with the lanes along N instead of K: a tile of 16 outputs of a
+// row. Group sums: vpdpbusd of A's four codes (broadcast, biased to u8 by +128) against B's codes
+// packed four k per lane; the bias comes out by starting each group at -128 * (B's group sum).
+// The per-instruction chain runs on two halves of eight double lanes, with C kept as the double of
+// its FP32 value: lsb = max(e_C, gmax) - frac_bits, every term and C scaled by 2^-lsb (vscalefpd),
+// truncated (vrndscalepd toward zero) and added (integers below 2^53, exact, see the top of the
+// file), scaled back, and cut to FP32 by a conversion toward zero (vcvtpd2ps {rz}), which is
+// rz_fp32 wherever the result is an FP32 normal or zero. Lanes that leave that range (rare) take
+// rz_fp32 one by one; an infinite lane stays infinite for the rest of the chain, as in
+// bw_grouped_step.
+
+// GCC 12's AVX-512 intrinsics start from _mm512_undefined_*: -Wmaybe-uninitialized reports them
+// after inlining (a known false positive).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+#define FP4SIM_AVX512 __attribute__((target("avx2,fma,avx512f,avx512bw,avx512dq,avx512vl,avx512vnni")))
+
+bool have_avx512_vnni() {
+  static const bool ok = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("avx512vnni");
+  }();
+  // FP4SIM_MMA_SIMD=avx2 caps the kernels at AVX2 (read per call, so a test can compare both).
+  const char* cap = std::getenv("FP4SIM_MMA_SIMD");
+  return ok && !(cap && std::strcmp(cap, "avx2") == 0);
+}
+
+// B packed for 16-output tiles: codes four k per lane, and per (tile, group) the bias correction,
+// the scale factor f (s * fA * fB is the group term) and the scale exponent, per lane.
+struct BwTiles {
+  size_t ntile = 0;
+  std::vector<uint8_t> q;    // [tile][k / 4][16 lanes][4]
+  std::vector<int32_t> corr; // [tile][group][16]: -128 * sum of the group's B codes
+  std::vector<double> f;     // [tile][group][16]
+  std::vector<int32_t> e;    // [tile][group][16]
+};
+
+// Half h (lanes 8h .. 8h+7) of one instruction: C (double of its FP32 value) and its exponent in,
+// the next C and exponent out. s: the four group sums (16 int32 lanes); fa / ea: A's group factors.
+FP4SIM_AVX512 inline void bw512_half(__m512d& cv, __m512d& ev, const __m512i* s, int h, const double* fa,
+                                     const double* fbt, __m512d gmaxd, __m512d fracd) {
+  constexpr int kRz = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
+  const __m512d nl = _mm512_sub_pd(fracd, _mm512_max_pd(ev, gmaxd));  // -lsb
+  __m512d acc = _mm512_roundscale_pd(_mm512_scalef_pd(cv, nl), kRz);
+  __m512d tt[4];
+  for (int g = 0; g < 4; ++g) {
+    const __m256i sh = h ? _mm512_extracti64x4_epi64(s[g], 1) : _mm512_castsi512_si256(s[g]);
+    const __m512d f = _mm512_mul_pd(_mm512_set1_pd(fa[g]), _mm512_loadu_pd(fbt + 16 * g + 8 * h));
+    tt[g] = _mm512_roundscale_pd(_mm512_scalef_pd(_mm512_mul_pd(_mm512_cvtepi32_pd(sh), f), nl), kRz);
+  }
+  acc = _mm512_add_pd(_mm512_add_pd(acc, tt[0]), _mm512_add_pd(tt[1], _mm512_add_pd(tt[2], tt[3])));
+  acc = _mm512_add_pd(acc, _mm512_setzero_pd());  // an exact zero is +0
+  cv = _mm512_scalef_pd(acc, _mm512_sub_pd(_mm512_setzero_pd(), nl));  // acc * 2^lsb, exact
+  ev = _mm512_getexp_pd(cv);
+}
+
+FP4SIM_AVX512 bool gemm_bw_grouped512(const Ctx& c, size_t M, size_t N, size_t K, const uint8_t* a,
+                                      const uint32_t* sa, const uint8_t* b, const uint32_t* sb,
+                                      const float* cm, float alpha, unsigned threads, float* d) {
+  if (c.group != 16 || c.k != 64) return false;
+  const size_t nblk = K / static_cast<size_t>(c.block);
+  std::array<int8_t, 256> ta{}, tb{};
+  for (int v = 0; v < 256; ++v) {
+    ta[v] = static_cast<int8_t>(c.f_a->v[v & c.mask_a] * 2.0f);
+    tb[v] = static_cast<int8_t>(c.f_b->v[v & c.mask_b] * 2.0f);
+  }
+  // Scale tables by code: f = m * 2^(e - mb_s - 1) (the 1/4 of q * q folded in), e, NaN / Inf.
+  std::array<double, 256> sf{};
+  std::array<int32_t, 256> se{};
+  std::array<uint8_t, 256> sbad{};
+  for (int v = 0; v < 256; ++v) {
+    const Dy& y = (*c.dy_s)[v];
+    sf[v] = std::ldexp(static_cast<double>(y.m), y.e - c.mb_s - 1);
+    se[v] = y.e;
+    sbad[v] = special(y) ? 1 : 0;
+  }
+  std::vector<uint8_t> bad_a(M, 0), bad_b(N, 0);
+  for (size_t x = 0; x < M * nblk; ++x) bad_a[x / nblk] |= sbad[sa[x] & 0xFFu];
+  for (size_t x = 0; x < N * nblk; ++x) bad_b[x / nblk] |= sbad[sb[x] & 0xFFu];
+  if (mostly_special(bad_a, bad_b)) return false;
+  const size_t ngk = K / 16, ninstr = K / 64, bpg = static_cast<size_t>(c.block / 16);
+  // Codes to q (or q + 128) by a 16-entry byte shuffle where the element format has at most four
+  // code bits, else by the table.
+  auto map_codes = [&](const uint8_t* in, size_t n, const std::array<int8_t, 256>& tab, uint8_t mask, int8_t add,
+                       uint8_t* out) FP4SIM_AVX512 {
+    size_t x = 0;
+    if (mask <= 0x0F) {
+      alignas(16) int8_t t16[16];
+      for (int v = 0; v < 16; ++v) t16[v] = static_cast<int8_t>(tab[v] + add);
+      const __m512i tv = _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(t16)));
+      const __m512i mv = _mm512_set1_epi8(static_cast<char>(mask));
+      for (; x + 64 <= n; x += 64)
+        _mm512_storeu_si512(out + x, _mm512_shuffle_epi8(tv, _mm512_and_si512(_mm512_loadu_si512(in + x), mv)));
+    }
+    for (; x < n; ++x) out[x] = static_cast<uint8_t>(tab[in[x]] + add);
+  };
+  // A: q + 128 as u8 (vpdpbusd's unsigned operand), f and e per group.
+  std::vector<uint8_t> ua(M * K);
+  map_codes(a, M * K, ta, c.mask_a, static_cast<int8_t>(-128), ua.data());
+  std::vector<double> fa(M * ngk);
+  std::vector<int32_t> ga(M * ngk);
+  for (size_t q = 0; q < M * ngk; ++q) {
+    const uint32_t code = sa[q / bpg] & 0xFFu;
+    fa[q] = sf[code];
+    ga[q] = se[code];
+  }
+  BwTiles bt;
+  bt.ntile = (N + 15) / 16;
+  std::vector<uint8_t> qb(N * K);
+  map_codes(b, N * K, tb, c.mask_b, 0, qb.data());
+  bt.q.assign(bt.ntile * K * 16, 0);
+  bt.corr.assign(bt.ntile * ngk * 16, 0);
+  bt.f.assign(bt.ntile * ngk * 16, 0.0);
+  bt.e.assign(bt.ntile * ngk * 16, -126);
+  for (size_t j = 0; j < N; ++j) {
+    const size_t tile = j / 16, lane = j % 16;
+    const uint8_t* row = qb.data() + j * K;
+    uint8_t* dst = bt.q.data() + tile * K * 16 + lane * 4;
+    for (size_t k4 = 0; k4 < K / 4; ++k4) std::memcpy(dst + k4 * 64, row + 4 * k4, 4);
+    for (size_t g = 0; g < ngk; ++g) {
+      int32_t sum = 0;
+      for (size_t k = 16 * g; k < 16 * g + 16; ++k) sum += static_cast<int8_t>(row[k]);
+      const uint32_t code = sb[j * nblk + g / bpg] & 0xFFu;
+      const size_t o = (tile * ngk + g) * 16 + lane;
+      bt.corr[o] = -128 * sum;
+      bt.f[o] = sf[code];
+      bt.e[o] = se[code];
+    }
+  }
+  for_rows(M, threads, [&](size_t r0, size_t r1) FP4SIM_AVX512 {
+    const __m512d fracd = _mm512_set1_pd(static_cast<double>(c.frac_bits));
+    const __m512d m126 = _mm512_set1_pd(-126.0);
+    for (size_t tile = 0; tile < bt.ntile; ++tile) {
+      const size_t j0 = tile * 16, nl = std::min<size_t>(16, N - j0);
+      const __mmask16 lanes = static_cast<__mmask16>((1u << nl) - 1u);
+      const uint8_t* bq = bt.q.data() + tile * K * 16;
+      for (size_t i = r0; i < r1; ++i) {
+        // C lanes; a non-finite C takes the generic model below (its lane runs on +0 here).
+        __m512 cf = cm ? _mm512_maskz_loadu_ps(lanes, cm + i * N + j0) : _mm512_setzero_ps();
+        const __mmask16 cbad = _mm512_cmp_ps_mask(_mm512_abs_ps(cf), _mm512_set1_ps(std::numeric_limits<float>::max()),
+                                                  _CMP_NLE_UQ);
+        cf = _mm512_mask_mov_ps(cf, cbad, _mm512_setzero_ps());
+        __m512d cv[2] = {_mm512_cvtps_pd(_mm512_castps512_ps256(cf)),
+                         _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(cf), 1)))};
+        __m512d ev[2] = {_mm512_max_pd(_mm512_getexp_pd(cv[0]), m126), _mm512_max_pd(_mm512_getexp_pd(cv[1]), m126)};
+        uint32_t inf_lanes = 0, inf_neg = 0;
+        const uint8_t* ar = ua.data() + i * K;
+        for (size_t t = 0; t < ninstr; ++t) {
+          const size_t g0 = 4 * t;
+          __m512i s[4];
+          __m512i emax = _mm512_set1_epi32(std::numeric_limits<int32_t>::min());
+          for (int g = 0; g < 4; ++g) {
+            const size_t gg = g0 + static_cast<size_t>(g);
+            __m512i acc = _mm512_loadu_si512(bt.corr.data() + (tile * ngk + gg) * 16);
+            for (size_t q = 0; q < 4; ++q) {
+              const size_t k4 = gg * 4 + q;
+              int32_t a4;
+              std::memcpy(&a4, ar + 4 * k4, 4);
+              acc = _mm512_dpbusd_epi32(acc, _mm512_set1_epi32(a4), _mm512_loadu_si512(bq + k4 * 64));
+            }
+            s[g] = acc;
+            emax = _mm512_max_epi32(emax, _mm512_add_epi32(_mm512_set1_epi32(ga[i * ngk + gg]),
+                                                           _mm512_loadu_si512(bt.e.data() + (tile * ngk + gg) * 16)));
+          }
+          const double* fat = fa.data() + i * ngk + g0;
+          const double* fbt = bt.f.data() + (tile * ngk + g0) * 16;
+          for (int h = 0; h < 2; ++h) {
+            const __m256i eh = h ? _mm512_extracti64x4_epi64(emax, 1) : _mm512_castsi512_si256(emax);
+            bw512_half(cv[h], ev[h], s, h, fat, fbt, _mm512_cvtepi32_pd(eh), fracd);
+            // Outside FP32's normal range (and not zero): rz_fp32 lane by lane.
+            const __mmask8 rare = _mm512_cmp_pd_mask(ev[h], _mm512_set1_pd(127.0), _CMP_GT_OQ) |
+                                  (_mm512_cmp_pd_mask(ev[h], m126, _CMP_LT_OQ) &
+                                   _mm512_cmp_pd_mask(cv[h], _mm512_setzero_pd(), _CMP_NEQ_OQ));
+            if (rare) [[unlikely]] {
+              alignas(64) double y[8], e[8];
+              _mm512_store_pd(y, cv[h]);
+              cv[h] = _mm512_cvtps_pd(_mm512_cvt_roundpd_ps(cv[h], _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC));
+              ev[h] = _mm512_max_pd(ev[h], m126);
+              double cn[8];
+              _mm512_storeu_pd(cn, cv[h]);
+              _mm512_storeu_pd(e, ev[h]);
+              for (int u = 0; u < 8; ++u) {
+                if (!((rare >> u) & 1u)) continue;
+                const uint32_t bit = 1u << (8 * h + u);
+                const uint32_t r = rz_fp32(y[u]);
+                if ((r & 0x7FFFFFFFu) == 0x7F800000u) {
+                  // Infinite from here on (the terms are finite); the lane runs on +0 meanwhile.
+                  if (!(inf_lanes & bit)) inf_neg |= (r >> 31) ? bit : 0u;
+                  inf_lanes |= bit;
+                  cn[u] = 0.0;
+                  e[u] = -126.0;
+                } else {
+                  cn[u] = static_cast<double>(std::bit_cast<float>(r));
+                  e[u] = exp_of_bits(r);
+                }
+              }
+              cv[h] = _mm512_loadu_pd(cn);
+              ev[h] = _mm512_loadu_pd(e);
+            } else {
+              cv[h] = _mm512_cvtps_pd(_mm512_cvt_roundpd_ps(cv[h], _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC));
+              ev[h] = _mm512_max_pd(ev[h], m126);
+            }
+          }
+        }
+        const __m256 lo = _mm512_cvtpd_ps(cv[0]), hi = _mm512_cvtpd_ps(cv[1]);  // exact: FP32 values
+        __m512 out = _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1);
+        if (inf_lanes) [[unlikely]] {
+          const __m512i inf = _mm512_set1_epi32(0x7F800000);
+          out = _mm512_mask_mov_ps(out, static_cast<__mmask16>(inf_lanes), _mm512_castsi512_ps(inf));
+          out = _mm512_mask_mov_ps(out, static_cast<__mmask16>(inf_neg),
+                                   _mm512_castsi512_ps(_mm512_or_si512(inf, _mm512_set1_epi32(INT32_MIN))));
+        }
+        out = _mm512_mul_ps(out, _mm512_set1_ps(alpha));
+        out = _mm512_mask_mov_ps(out, _mm512_cmp_ps_mask(out, out, _CMP_UNORD_Q),
+                                 _mm512_castsi512_ps(_mm512_set1_epi32(static_cast<int32_t>(kNaNBits))));
+        _mm512_mask_storeu_ps(d + i * N + j0, lanes, out);
+        uint32_t slow = cbad;
+        if (bad_a[i]) slow = lanes;
+        for (size_t u = 0; u < nl; ++u)
+          if (bad_b[j0 + u]) slow |= 1u << u;
+        for (size_t u = 0; u < nl; ++u) {
+          if (!((slow >> u) & 1u)) continue;
+          const size_t j = j0 + u;
+          d[i * N + j] = epilogue(generic_dot(c, a + i * K, sa + i * nblk, b + j * K, sb + j * nblk, K, c_bits_at(cm, i * N + j)), alpha);
+        }
+      }
+    }
+  });
+  return true;
+}
+
+#pragma GCC diagnostic pop
 
 // ---- Blackwell, fused kind (mxf8f6f4) ----------------------------------------------------------
 
@@ -735,6 +974,8 @@ bool gemm_fast(const Ctx& c, size_t M, size_t N, size_t K, const uint8_t* a, con
   if (!have_avx2_fma() || M == 0 || N == 0) return false;
   switch (c.model) {
     case Model::Blackwell:
+      if (c.group < c.k && have_avx512_vnni())
+        return gemm_bw_grouped512(c, M, N, K, a, sa, b, sb, cm, alpha, threads, d);
       return c.group < c.k ? gemm_bw_grouped(c, M, N, K, a, sa, b, sb, cm, alpha, threads, d)
                            : gemm_bw_fused(c, M, N, K, a, sa, b, sb, cm, alpha, threads, d);
     case Model::AscendHif4: return gemm_ascend(c, M, N, K, a, sa, b, sb, cm, alpha, threads, d);

@@ -7,7 +7,8 @@
 // generic models it replaced (gemm_reference, the same bits), so one run shows both; BM_memcpy is
 // the same-run machine baseline (bytes/s of a 16 MiB copy). Goals per core (issue 13): blackwell
 // mxf4nvf4 and mxf4 >= 3 G MAC/s, mxf8f6f4 >= 1 G, ascend-hif4 >= 5 G, fp32-seq >= 1 G, exact >= 0.3 G.
-// mma_dot measures the single-instruction API (decoding included).
+// mma_dot measures the single-instruction API (decoding included). BM_gemm_train runs a GEMM of
+// the shape `fp4sim train --gemm hardware` runs (2048 tokens x 128 outputs x 512 reduction).
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -28,18 +29,18 @@ struct Operands {
 };
 
 // Random element codes; scales near 1 so results stay finite (the fast path is the common one).
-Operands make_operands(const fp4sim::MmaConfig& cfg) {
+Operands make_operands(const fp4sim::MmaConfig& cfg, size_t m = kM, size_t n = kN, size_t k = kK) {
   std::mt19937_64 g(42);
   Operands o;
-  o.a.resize(kM * kK);
-  o.b.resize(kN * kK);
+  o.a.resize(m * k);
+  o.b.resize(n * k);
   // E4M3 NaN codes (0x7F / 0xFF) would make most results NaN early: replace them by 448.
   auto code = [&]() { const auto v = static_cast<uint8_t>(g()); return (v & 0x7F) == 0x7F ? uint8_t(v - 1) : v; };
   for (auto& x : o.a) x = code();
   for (auto& x : o.b) x = code();
-  const size_t nb = kK / static_cast<size_t>(cfg.block);
-  o.sa.resize(kM * nb);
-  o.sb.resize(kN * nb);
+  const size_t nb = k / static_cast<size_t>(cfg.block);
+  o.sa.resize(m * nb);
+  o.sb.resize(n * nb);
   auto scale = [&]() -> uint32_t {
     if (cfg.scale->name == "ue4m3") return 0x30 + static_cast<uint32_t>(g() % 24);
     if (cfg.scale->name == "ue8m0") return 120 + static_cast<uint32_t>(g() % 15);
@@ -47,7 +48,7 @@ Operands make_operands(const fp4sim::MmaConfig& cfg) {
   };
   for (auto& s : o.sa) s = scale();
   for (auto& s : o.sb) s = scale();
-  o.c.assign(kM * kN, 0.5f);
+  o.c.assign(m * n, 0.5f);
   return o;
 }
 
@@ -59,6 +60,18 @@ void BM_gemm(benchmark::State& st, fp4sim::MmaKindId kind, fp4sim::Model model) 
     benchmark::DoNotOptimize(d.data());
   }
   st.counters["MAC/s"] = benchmark::Counter(static_cast<double>(st.iterations()) * kM * kN * kK,
+                                            benchmark::Counter::kIsRate);
+}
+
+void BM_gemm_train(benchmark::State& st, fp4sim::MmaKindId kind, fp4sim::Model model) {
+  constexpr size_t M = 2048, N = 128, K = 512;
+  const fp4sim::MmaConfig cfg = fp4sim::make_mma_config(kind);
+  const Operands o = make_operands(cfg, M, N, K);
+  for (auto _ : st) {
+    std::vector<float> d = fp4sim::gemm(cfg, model, M, N, K, o.a, o.sa, o.b, o.sb, o.c, 1.0f, 1);
+    benchmark::DoNotOptimize(d.data());
+  }
+  st.counters["MAC/s"] = benchmark::Counter(static_cast<double>(st.iterations()) * M * N * K,
                                             benchmark::Counter::kIsRate);
 }
 
@@ -115,6 +128,10 @@ BENCHMARK_CAPTURE(BM_gemm, fp32seq_mxf4nvf4, MmaKindId::Mxf4Nvf4, Model::Fp32Seq
 BENCHMARK_CAPTURE(BM_gemm, exact_mxf8f6f4, MmaKindId::Mxf8f6f4, Model::Exact)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_gemm, exact_hif4, MmaKindId::Hif4, Model::Exact)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_gemm, fp32seq_mxf8f6f4, MmaKindId::Mxf8f6f4, Model::Fp32Seq)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_gemm_train, blackwell_mxf4nvf4, MmaKindId::Mxf4Nvf4, Model::Blackwell)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_gemm_train, blackwell_mxf4, MmaKindId::Mxf4, Model::Blackwell)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_gemm_train, blackwell_mxf8f6f4, MmaKindId::Mxf8f6f4, Model::Blackwell)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_gemm_train, ascend_hif4, MmaKindId::Hif4, Model::AscendHif4)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_gemm_reference, blackwell_mxf4nvf4, MmaKindId::Mxf4Nvf4, Model::Blackwell)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_gemm_reference, blackwell_mxf4, MmaKindId::Mxf4, Model::Blackwell)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_gemm_reference, blackwell_mxf8f6f4, MmaKindId::Mxf8f6f4, Model::Blackwell)->Unit(benchmark::kMillisecond);

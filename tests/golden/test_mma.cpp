@@ -5,12 +5,15 @@
 // fused_sum, trunc) on decoded doubles and does all sums with Boost.Multiprecision cpp_int.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <bit>
 #include <boost/multiprecision/cpp_int.hpp>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "fp4sim/format.hpp"
@@ -1395,6 +1398,122 @@ TEST(MmaFast, ThreadCountDoesNotChangeBits) {
       const std::vector<float> d = fp4sim::gemm(cb.cfg, cb.model, g.M, g.N, g.K, g.a, g.sa, g.b, g.sb, g.c, 1.0f, t);
       ASSERT_EQ(d.size(), one.size());
       for (size_t q = 0; q < d.size(); ++q) ASSERT_EQ(fb(d[q]), fb(one[q])) << combo_name(cb) << " threads " << t << " " << q;
+    }
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// The Blackwell grouped combos (mxf4, mxf4nvf4: every scale format and block).
+std::vector<Combo> grouped_combos() {
+  std::vector<Combo> v;
+  for (const Combo& cb : all_combos())
+    if (cb.model == Model::Blackwell && cb.cfg.kind->group < cb.cfg.kind->k) v.push_back(cb);
+  return v;
+}
+
+// Runs fn with the MMA kernels capped at AVX2 (FP4SIM_MMA_SIMD=avx2), then restores the default.
+template <class F>
+void with_avx2_cap(F&& fn) {
+  ::setenv("FP4SIM_MMA_SIMD", "avx2", 1);
+  fn();
+  ::unsetenv("FP4SIM_MMA_SIMD");
+}
+
+TEST(MmaFast, GroupedTileEdges) {
+  // The AVX-512 kernel takes 16 outputs of a row per tile: N on both sides of multiples of 16, a
+  // few rows, 1 to 10 instructions along K; the AVX2 path (capped) on the same cases.
+  std::mt19937_64 rng(1306);
+  const std::vector<Combo> combos = grouped_combos();
+  ASSERT_EQ(combos.size(), 5u);  // mxf4 / ue8m0 / 32; mxf4nvf4 / ue4m3 and ue8m0 / 16 and 32
+  int finite = 0;
+  for (const Combo& cb : combos) {
+    for (size_t N : {1u, 2u, 15u, 16u, 17u, 31u, 32u, 33u, 47u, 48u, 49u, 64u, 65u}) {
+      const size_t M = 1 + rng() % 4, K = 64 * (1 + rng() % 10);
+      const GemmData g = fast_case(rng, cb, M, N, K, static_cast<int>(rng() % 3));
+      finite += expect_fast_equals_reference(cb, g, 1.0f, "tile edge N " + std::to_string(N));
+      with_avx2_cap([&] { expect_fast_equals_reference(cb, g, 1.0f, "tile edge (AVX2) N " + std::to_string(N)); });
+      if (HasFailure()) return;
+    }
+  }
+  EXPECT_GT(finite, 500);
+}
+
+TEST(MmaFast, GroupedExponentSpreadSubnormalsAndOverflow) {
+  // Per block, scales from both ends of the scale format (the alignment exponent jumps between
+  // instructions and whole groups truncate away), all-smallest scales (products and results in
+  // FP32's subnormal range), all-largest (results overflow to Inf mid-chain and stay there), zero
+  // and NaN scales; C near each of those magnitudes or special. The outputs must cover subnormal,
+  // infinite and ordinary results, so that the kernel's per-lane range fix-up runs.
+  std::mt19937_64 rng(1307);
+  int subnormal = 0, inf = 0, normal = 0;
+  for (const Combo& cb : grouped_combos()) {
+    const std::string sn(cb.cfg.scale->name);
+    const uint32_t s_max = sn == "ue8m0" ? 254u : 0x7Eu, s_min = sn == "ue8m0" ? 0u : 0x01u;
+    const uint32_t s_nan = sn == "ue8m0" ? 255u : 0x7Fu, s_one = sn == "ue8m0" ? 127u : 0x38u;
+    for (int rep = 0; rep < 12; ++rep) {
+      const size_t M = 3 + rng() % 4, N = 1 + rng() % 40, K = 64 * (2 + rng() % 7);
+      GemmData g = fast_case(rng, cb, M, N, K, 0);
+      const size_t nblk = K / static_cast<size_t>(cb.cfg.block);
+      auto rows = [&](std::vector<uint32_t>& s, size_t nrows) {
+        for (size_t r = 0; r < nrows; ++r) {
+          const int mode = rep % 3 == 0 ? 1 : static_cast<int>(rng() % 6);  // every third rep: tiny
+          for (size_t q = 0; q < nblk; ++q) {
+            uint32_t& x = s[r * nblk + q];
+            if (mode == 0) x = (q + r) % 2 ? s_max : s_min;  // spread
+            // Products near FP32's subnormal range (UE8M0: eA + eB around -146; UE4M3 cannot
+            // reach it, its smallest scales are the nearest).
+            if (mode == 1) x = sn == "ue8m0" ? 48 + static_cast<uint32_t>(rng() % 12) : s_min + static_cast<uint32_t>(rng() % 2);
+            if (mode == 2) x = rng() % 2 ? s_max : s_max - 1;  // overflow
+            if (mode == 3 && rng() % 3 == 0) x = 0;            // zero scales
+            if (mode == 4) x = q == nblk / 2 ? s_nan : s_one;  // one NaN scale
+          }
+        }
+      };
+      rows(g.sa, M);
+      rows(g.sb, N);
+      const int e_mid = std::array<int, 4>{-149, -126, 0, 127}[rng() % 4];
+      g.c.resize(M * N);
+      for (auto& x : g.c)
+        x = rep % 3 == 0 ? bf(static_cast<uint32_t>(rng() & 0x807FFFFFu) & (rng() % 2 ? ~0u : 0u))  // subnormal or 0
+                         : bf(random_c(rng, e_mid));
+      expect_fast_equals_reference(cb, g, 1.0f, "spread rep " + std::to_string(rep));
+      if (HasFailure()) return;
+      for (float x : fp4sim::gemm(cb.cfg, cb.model, M, N, K, g.a, g.sa, g.b, g.sb, g.c, 1.0f, 1)) {
+        if (std::isinf(x)) ++inf;
+        else if (std::fpclassify(x) == FP_SUBNORMAL) ++subnormal;
+        else if (std::isnormal(x)) ++normal;
+      }
+    }
+  }
+  EXPECT_GT(subnormal, 20);
+  EXPECT_GT(inf, 20);
+  EXPECT_GT(normal, 200);
+}
+
+
+TEST(MmaFast, GroupedTinyResultsTruncate) {
+  // mxf4 (UE8M0 scales): one product per output, 0.5 * (-0.5) or 0.5 * 1.0 times 2^E, C = +0.
+  // E = -138: -2^-140 and 2^-139 are the FP32 subnormals 2^9 and 2^10 times 2^-149. E = -150:
+  // -2^-152 and 2^-151 truncate to zero, which is +0 for both signs (the integer sum's zero).
+  const MmaConfig cfg = fp4sim::make_mma_config(MmaKindId::Mxf4);
+  const size_t K = 128;
+  for (const auto& [scale, want_neg, want_pos] :
+       {std::tuple{58u, 0x80000200u, 0x00000400u}, std::tuple{52u, 0x00000000u, 0x00000000u}}) {
+    std::vector<uint8_t> a(K, 0), b(2 * K, 0);
+    a[64] = 1;      // 0.5, in the second instruction
+    b[64] = 9;      // -0.5
+    b[K + 64] = 2;  // 1.0
+    const std::vector<uint32_t> sa(K / 32, scale), sb(2 * K / 32, scale);
+    const std::vector<float> c(2, 0.0f);
+    for (bool avx2 : {false, true}) {
+      if (avx2) ::setenv("FP4SIM_MMA_SIMD", "avx2", 1);
+      const std::vector<float> d = fp4sim::gemm(cfg, Model::Blackwell, 1, 2, K, a, sa, b, sb, c, 1.0f, 1);
+      ::unsetenv("FP4SIM_MMA_SIMD");
+      EXPECT_EQ(fb(d[0]), want_neg) << "scale " << scale << " avx2 " << avx2;
+      EXPECT_EQ(fb(d[1]), want_pos) << "scale " << scale << " avx2 " << avx2;
     }
   }
 }
