@@ -399,6 +399,21 @@ FP4SIM_AVX512 inline void bw512_half(__m512d& cv, __m512d& ev, const __m512i* s,
   ev = _mm512_getexp_pd(cv);
 }
 
+// The same step where no truncation cuts anything: every group term's lowest bit and C's lie on or
+// above the grid (checked by the caller), so acc * 2^lsb is the exact sum C + the four terms.
+FP4SIM_AVX512 inline void bw512_half_exact(__m512d& cv, __m512d& ev, const __m512i* s, int h, const double* fa,
+                                           const double* fbt) {
+  __m512d tt[4];
+  for (int g = 0; g < 4; ++g) {
+    const __m256i sh = h ? _mm512_extracti64x4_epi64(s[g], 1) : _mm512_castsi512_si256(s[g]);
+    const __m512d f = _mm512_mul_pd(_mm512_set1_pd(fa[g]), _mm512_loadu_pd(fbt + 16 * g + 8 * h));
+    tt[g] = _mm512_mul_pd(_mm512_cvtepi32_pd(sh), f);
+  }
+  const __m512d acc = _mm512_add_pd(_mm512_add_pd(cv, tt[0]), _mm512_add_pd(tt[1], _mm512_add_pd(tt[2], tt[3])));
+  cv = _mm512_add_pd(acc, _mm512_setzero_pd());  // an exact zero is +0
+  ev = _mm512_getexp_pd(cv);
+}
+
 FP4SIM_AVX512 bool gemm_bw_grouped512(const Ctx& c, size_t M, size_t N, size_t K, const uint8_t* a,
                                       const uint32_t* sa, const uint8_t* b, const uint32_t* sb,
                                       const float* cm, float alpha, unsigned threads, float* d) {
@@ -475,6 +490,7 @@ FP4SIM_AVX512 bool gemm_bw_grouped512(const Ctx& c, size_t M, size_t N, size_t K
   for_rows(M, threads, [&](size_t r0, size_t r1) FP4SIM_AVX512 {
     const __m512d fracd = _mm512_set1_pd(static_cast<double>(c.frac_bits));
     const __m512d m126 = _mm512_set1_pd(-126.0);
+    const __m512i spanv = _mm512_set1_epi32(c.frac_bits - 2 * c.mb_s - 2), cwin = _mm512_set1_epi32(c.frac_bits - 23);
     for (size_t tile = 0; tile < bt.ntile; ++tile) {
       const size_t j0 = tile * 16, nl = std::min<size_t>(16, N - j0);
       const __mmask16 lanes = static_cast<__mmask16>((1u << nl) - 1u);
@@ -494,6 +510,7 @@ FP4SIM_AVX512 bool gemm_bw_grouped512(const Ctx& c, size_t M, size_t N, size_t K
           const size_t g0 = 4 * t;
           __m512i s[4];
           __m512i emax = _mm512_set1_epi32(std::numeric_limits<int32_t>::min());
+          __m512i emin = _mm512_set1_epi32(std::numeric_limits<int32_t>::max());
           for (int g = 0; g < 4; ++g) {
             const size_t gg = g0 + static_cast<size_t>(g);
             __m512i acc = _mm512_loadu_si512(bt.corr.data() + (tile * ngk + gg) * 16);
@@ -504,14 +521,27 @@ FP4SIM_AVX512 bool gemm_bw_grouped512(const Ctx& c, size_t M, size_t N, size_t K
               acc = _mm512_dpbusd_epi32(acc, _mm512_set1_epi32(a4), _mm512_loadu_si512(bq + k4 * 64));
             }
             s[g] = acc;
-            emax = _mm512_max_epi32(emax, _mm512_add_epi32(_mm512_set1_epi32(ga[i * ngk + gg]),
-                                                           _mm512_loadu_si512(bt.e.data() + (tile * ngk + gg) * 16)));
+            const __m512i eg = _mm512_add_epi32(_mm512_set1_epi32(ga[i * ngk + gg]),
+                                                _mm512_loadu_si512(bt.e.data() + (tile * ngk + gg) * 16));
+            emax = _mm512_max_epi32(emax, eg);
+            emin = _mm512_min_epi32(emin, eg);
           }
+          // No truncation where lsb = max(e_C, gmax) - frac_bits lies at or below every group term's
+          // lowest bit (2^(eA + eB - 2 mb_s - 2)) and C's (2^(e_C - 23)): gmax - emin <= span,
+          // e_C <= emin + span and e_C >= gmax - (frac_bits - 23).
+          const __mmask16 spread_ok = _mm512_cmp_epi32_mask(_mm512_sub_epi32(emax, emin), spanv, _MM_CMPINT_LE);
+          const __m512i elo = _mm512_sub_epi32(emax, cwin), ehi = _mm512_add_epi32(emin, spanv);
           const double* fat = fa.data() + i * ngk + g0;
           const double* fbt = bt.f.data() + (tile * ngk + g0) * 16;
           for (int h = 0; h < 2; ++h) {
             const __m256i eh = h ? _mm512_extracti64x4_epi64(emax, 1) : _mm512_castsi512_si256(emax);
-            bw512_half(cv[h], ev[h], s, h, fat, fbt, _mm512_cvtepi32_pd(eh), fracd);
+            const __m256i lh = h ? _mm512_extracti64x4_epi64(elo, 1) : _mm512_castsi512_si256(elo);
+            const __m256i hh = h ? _mm512_extracti64x4_epi64(ehi, 1) : _mm512_castsi512_si256(ehi);
+            __mmask8 ok = static_cast<__mmask8>(spread_ok >> (8 * h));
+            ok = _mm512_mask_cmp_pd_mask(ok, ev[h], _mm512_cvtepi32_pd(lh), _CMP_GE_OQ);
+            ok = _mm512_mask_cmp_pd_mask(ok, ev[h], _mm512_cvtepi32_pd(hh), _CMP_LE_OQ);
+            if (ok == 0xFF) bw512_half_exact(cv[h], ev[h], s, h, fat, fbt);
+            else bw512_half(cv[h], ev[h], s, h, fat, fbt, _mm512_cvtepi32_pd(eh), fracd);
             // Outside FP32's normal range (and not zero): rz_fp32 lane by lane.
             const __mmask8 rare = _mm512_cmp_pd_mask(ev[h], _mm512_set1_pd(127.0), _CMP_GT_OQ) |
                                   (_mm512_cmp_pd_mask(ev[h], m126, _CMP_LT_OQ) &

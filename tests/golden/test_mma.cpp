@@ -1518,4 +1518,64 @@ TEST(MmaFast, GroupedTinyResultsTruncate) {
   }
 }
 
+
+TEST(MmaFast, GroupedNoTruncationBoundaries) {
+  // The AVX-512 kernel skips the truncations when no group term or C has bits below the grid
+  // lsb = max(e_C, gmax) - 35. Each instruction here: groups 0-1 under the low scales (group 0:
+  // one product 0.5 * 0.5, group 1 zero), groups 2-3 under scales d binades higher (+0.25 and
+  // -0.25 times those scales, cancelling), so that only a cut of group 0's or C's lowest bit
+  // changes D. d runs across the largest gap that needs no cut (35 - 2 * mb_s - 2: 27 for UE4M3,
+  // 33 for UE8M0) and C's exponent across both C bounds, against the generic model.
+  for (const Combo& cb : grouped_combos()) {
+    const std::string sn(cb.cfg.scale->name);
+    const bool e8 = sn == "ue8m0";
+    const int span = 35 - 2 * cb.cfg.scale->mbits - 2;
+    const size_t K = 128, nblk = K / static_cast<size_t>(cb.cfg.block);
+    for (int d = span - 4; d <= span + 3; ++d) {
+      // Scale codes of A and B for the low and high blocks (UE4M3: odd significand 9).
+      uint32_t lo_a, lo_b, hi_a, hi_b;
+      int e_lo;
+      if (e8) {
+        lo_a = lo_b = 100;
+        hi_a = 100 + static_cast<uint32_t>((d + 1) / 2);
+        hi_b = 100 + static_cast<uint32_t>(d / 2);
+        e_lo = 2 * (100 - 127);
+      } else {
+        if (d > 28) continue;  // beyond the UE4M3 exponent range
+        lo_a = lo_b = (1u << 3) | 1u;  // 2^-6 * 9/8
+        const int fa = std::min(15, 2 + d - 1), fbe = 2 + d - fa;
+        hi_a = (static_cast<uint32_t>(fa) << 3) | 1u;
+        hi_b = (static_cast<uint32_t>(fbe) << 3) | 1u;
+        e_lo = -12;
+      }
+      const int e_hi = e_lo + d;
+      std::vector<float> cs{0.0f, -0.0f};
+      for (int dc : {-1, 0, 1})
+        for (int ec : {e_lo + span + dc, e_hi - 12 + dc, e_hi + dc})
+          for (float sg : {1.0f, -1.0f})
+            if (ec >= -126 && ec <= 127) cs.push_back(sg * std::ldexp(1.0f + std::ldexp(1.0f, -23), ec));
+      const size_t N = cs.size();
+      GemmData g{1, N, K, std::vector<uint8_t>(K, 0), std::vector<uint8_t>(N * K, 0), std::vector<uint32_t>(nblk),
+                 std::vector<uint32_t>(N * nblk), cs};
+      for (size_t k0 = 0; k0 < K; k0 += 64) {
+        g.a[k0] = 1;       // group 0: 0.5
+        g.a[k0 + 32] = 1;  // group 2
+        g.a[k0 + 48] = 1;  // group 3
+        for (size_t j = 0; j < N; ++j) {
+          g.b[j * K + k0] = 1;        // 0.5
+          g.b[j * K + k0 + 32] = 1;   // 0.5
+          g.b[j * K + k0 + 48] = 9;   // -0.5
+        }
+      }
+      for (size_t q = 0; q < nblk; ++q) {
+        const bool high = (q * static_cast<size_t>(cb.cfg.block)) % 64 >= 32;
+        g.sa[q] = high ? hi_a : lo_a;
+        for (size_t j = 0; j < N; ++j) g.sb[j * nblk + q] = high ? hi_b : lo_b;
+      }
+      expect_fast_equals_reference(cb, g, 1.0f, "no-truncation boundary d " + std::to_string(d));
+      if (HasFailure()) return;
+    }
+  }
+}
+
 }  // namespace
