@@ -604,6 +604,91 @@ FP4SIM_AVX512 bool gemm_bw_grouped512(const Ctx& c, size_t M, size_t N, size_t K
   return true;
 }
 
+// ---- AscendHif4 (rounding every group) on AVX-512 (VNNI) ---------------------------------------
+// The same bits as gemm_ascend with the lanes along N: a tile of 16 outputs of a row, each lane
+// one FP32 accumulator. The 64-element group sums are vpdpbusd sums as in the grouped Blackwell
+// kernel; P = s * mA * mB (below 2^22) is exact in FP32 and P * 2^e (vscalefps: one RN, as the
+// scalar ldexp / multiply) is the group term; the adds stay in group order, one RN each.
+
+FP4SIM_AVX512 bool gemm_ascend512(const Ctx& c, size_t M, size_t N, size_t K, const uint8_t* a,
+                                  const uint32_t* sa, const uint8_t* b, const uint32_t* sb, const float* cm,
+                                  float alpha, unsigned threads, float* d) {
+  if (c.hif4_round_groups != 1 || c.group != 64 || c.block != 64) return false;
+  const size_t ng = K / 64;
+  std::vector<uint8_t> bad_a(M, 0), bad_b(N, 0);
+  for (size_t x = 0; x < M * ng; ++x) bad_a[x / ng] |= special((*c.dy_s)[sa[x] & 0xFFu]) ? 1 : 0;
+  for (size_t x = 0; x < N * ng; ++x) bad_b[x / ng] |= special((*c.dy_s)[sb[x] & 0xFFu]) ? 1 : 0;
+  if (mostly_special(bad_a, bad_b)) return false;
+  // A: q + 128 as u8; per group the scale significand and exponent as floats.
+  std::vector<uint8_t> ua(M * K);
+  std::vector<float> ma(M * ng), ea(M * ng);
+  for (size_t r = 0; r < M; ++r)
+    for (size_t k = 0; k < K; ++k)
+      ua[r * K + k] = static_cast<uint8_t>(hif4_q(a[r * K + k] & c.mask_a, sa[r * ng + k / 64], k) + 128);
+  for (size_t q = 0; q < M * ng; ++q) {
+    const Dy& y = (*c.dy_s)[sa[q] & 0xFFu];
+    ma[q] = static_cast<float>(y.m);
+    ea[q] = static_cast<float>(y.e - 8);  // value = q / 4 per element, scale m * 2^(e - mb_s) each
+  }
+  const size_t ntile = (N + 15) / 16;
+  std::vector<uint8_t> bq(ntile * K * 16, 0);
+  std::vector<int32_t> corr(ntile * ng * 16, 0);
+  std::vector<float> mb(ntile * ng * 16, 0.0f), eb(ntile * ng * 16, 0.0f);
+  for (size_t j = 0; j < N; ++j) {
+    const size_t tile = j / 16, lane = j % 16;
+    uint8_t* dst = bq.data() + tile * K * 16 + lane * 4;
+    for (size_t k = 0; k < K; ++k) {
+      const int8_t q = hif4_q(b[j * K + k] & c.mask_b, sb[j * ng + k / 64], k);
+      dst[(k / 4) * 64 + k % 4] = static_cast<uint8_t>(q);
+      corr[(tile * ng + k / 64) * 16 + lane] -= 128 * q;
+    }
+    for (size_t g = 0; g < ng; ++g) {
+      const Dy& y = (*c.dy_s)[sb[j * ng + g] & 0xFFu];
+      mb[(tile * ng + g) * 16 + lane] = static_cast<float>(y.m);
+      eb[(tile * ng + g) * 16 + lane] = static_cast<float>(y.e);
+    }
+  }
+  for_rows(M, threads, [&](size_t r0, size_t r1) FP4SIM_AVX512 {
+    for (size_t tile = 0; tile < ntile; ++tile) {
+      const size_t j0 = tile * 16, nl = std::min<size_t>(16, N - j0);
+      const __mmask16 lanes = static_cast<__mmask16>((1u << nl) - 1u);
+      const uint8_t* bt = bq.data() + tile * K * 16;
+      for (size_t i = r0; i < r1; ++i) {
+        __m512 acc = cm ? _mm512_maskz_loadu_ps(lanes, cm + i * N + j0) : _mm512_setzero_ps();
+        const __mmask16 cnan = _mm512_cmp_ps_mask(acc, acc, _CMP_UNORD_Q);
+        const uint8_t* ar = ua.data() + i * K;
+        for (size_t g = 0; g < ng; ++g) {
+          __m512i s = _mm512_loadu_si512(corr.data() + (tile * ng + g) * 16);
+          for (size_t k4 = 16 * g; k4 < 16 * g + 16; ++k4) {
+            int32_t a4;
+            std::memcpy(&a4, ar + 4 * k4, 4);
+            s = _mm512_dpbusd_epi32(s, _mm512_set1_epi32(a4), _mm512_loadu_si512(bt + k4 * 64));
+          }
+          const size_t o = (tile * ng + g) * 16;
+          const __m512 p = _mm512_mul_ps(_mm512_cvtepi32_ps(s),
+                                         _mm512_mul_ps(_mm512_set1_ps(ma[i * ng + g]), _mm512_loadu_ps(mb.data() + o)));
+          const __m512 e = _mm512_add_ps(_mm512_set1_ps(ea[i * ng + g]), _mm512_loadu_ps(eb.data() + o));
+          acc = _mm512_add_ps(acc, _mm512_scalef_ps(p, e));  // the one RN of this group
+        }
+        __m512 out = _mm512_mul_ps(acc, _mm512_set1_ps(alpha));
+        out = _mm512_mask_mov_ps(out, _mm512_cmp_ps_mask(out, out, _CMP_UNORD_Q),
+                                 _mm512_castsi512_ps(_mm512_set1_epi32(static_cast<int32_t>(kNaNBits))));
+        _mm512_mask_storeu_ps(d + i * N + j0, lanes, out);
+        uint32_t slow = cnan;
+        if (bad_a[i]) slow = lanes;
+        for (size_t u = 0; u < nl; ++u)
+          if (bad_b[j0 + u]) slow |= 1u << u;
+        for (size_t u = 0; u < nl; ++u) {
+          if (!((slow >> u) & 1u)) continue;
+          const size_t j = j0 + u;
+          d[i * N + j] = epilogue(generic_dot(c, a + i * K, sa + i * ng, b + j * K, sb + j * ng, K, c_bits_at(cm, i * N + j)), alpha);
+        }
+      }
+    }
+  });
+  return true;
+}
+
 #pragma GCC diagnostic pop
 
 // ---- Blackwell, fused kind (mxf8f6f4) ----------------------------------------------------------
@@ -1008,7 +1093,9 @@ bool gemm_fast(const Ctx& c, size_t M, size_t N, size_t K, const uint8_t* a, con
         return gemm_bw_grouped512(c, M, N, K, a, sa, b, sb, cm, alpha, threads, d);
       return c.group < c.k ? gemm_bw_grouped(c, M, N, K, a, sa, b, sb, cm, alpha, threads, d)
                            : gemm_bw_fused(c, M, N, K, a, sa, b, sb, cm, alpha, threads, d);
-    case Model::AscendHif4: return gemm_ascend(c, M, N, K, a, sa, b, sb, cm, alpha, threads, d);
+    case Model::AscendHif4:
+      if (have_avx512_vnni()) return gemm_ascend512(c, M, N, K, a, sa, b, sb, cm, alpha, threads, d);
+      return gemm_ascend(c, M, N, K, a, sa, b, sb, cm, alpha, threads, d);
     case Model::Exact: return gemm_exact(c, M, N, K, a, sa, b, sb, cm, alpha, threads, d);
     case Model::Fp32Seq: return gemm_fp32seq(c, M, N, K, a, sa, b, sb, cm, alpha, threads, d);
     case Model::Custom: return false;  // the parametric engine has only the generic path
