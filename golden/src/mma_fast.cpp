@@ -610,6 +610,40 @@ FP4SIM_AVX512 bool gemm_bw_grouped512(const Ctx& c, size_t M, size_t N, size_t K
 // kernel; P = s * mA * mB (below 2^22) is exact in FP32 and P * 2^e (vscalefps: one RN, as the
 // scalar ldexp / multiply) is the group term; the adds stay in group order, one RN each.
 
+// HiF4 codes of `rows` rows of K to q + add (q = +-c << level, as hif4_q), 64 at a time: the base
+// +-c by a byte shuffle, then doubled under the byte masks of the word's two level bits.
+FP4SIM_AVX512 void hif4_decode(const uint8_t* codes, const uint32_t* words, size_t rows, size_t K, uint8_t mask,
+                               uint8_t add, uint8_t* out) {
+  const size_t ng = K / 64;
+  if (mask > 0x0F) {
+    for (size_t r = 0; r < rows; ++r)
+      for (size_t k = 0; k < K; ++k)
+        out[r * K + k] = static_cast<uint8_t>(hif4_q(codes[r * K + k] & mask, words[r * ng + k / 64], k) + add);
+    return;
+  }
+  std::array<uint64_t, 256> by8{};  // bit b -> byte b (bits 8b .. 8b+7)
+  std::array<uint32_t, 256> by4{};  // bit b -> nibble b
+  for (uint32_t v = 0; v < 256; ++v)
+    for (int bit = 0; bit < 8; ++bit)
+      if ((v >> bit) & 1u) {
+        by8[v] |= uint64_t{0xFF} << (8 * bit);
+        by4[v] |= uint32_t{0xF} << (4 * bit);
+      }
+  alignas(16) int8_t t16[16];
+  for (int v = 0; v < 16; ++v) t16[v] = static_cast<int8_t>((v & 8) ? -(v & 7) : (v & 7));
+  const __m512i tv = _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(t16)));
+  const __m512i mv = _mm512_set1_epi8(static_cast<char>(mask)), av = _mm512_set1_epi8(static_cast<char>(add));
+  for (size_t x = 0; x < rows * ng; ++x) {
+    const uint32_t w = words[x];
+    const __mmask64 l1 = by8[(w >> 8) & 0xFFu];
+    const __mmask64 l2 = by4[(w >> 16) & 0xFFu] | (static_cast<uint64_t>(by4[(w >> 24) & 0xFFu]) << 32);
+    __m512i q = _mm512_shuffle_epi8(tv, _mm512_and_si512(_mm512_loadu_si512(codes + 64 * x), mv));
+    q = _mm512_mask_add_epi8(q, l1, q, q);
+    q = _mm512_mask_add_epi8(q, l2, q, q);
+    _mm512_storeu_si512(out + 64 * x, _mm512_add_epi8(q, av));
+  }
+}
+
 FP4SIM_AVX512 bool gemm_ascend512(const Ctx& c, size_t M, size_t N, size_t K, const uint8_t* a,
                                   const uint32_t* sa, const uint8_t* b, const uint32_t* sb, const float* cm,
                                   float alpha, unsigned threads, float* d) {
@@ -622,9 +656,7 @@ FP4SIM_AVX512 bool gemm_ascend512(const Ctx& c, size_t M, size_t N, size_t K, co
   // A: q + 128 as u8; per group the scale significand and exponent as floats.
   std::vector<uint8_t> ua(M * K);
   std::vector<float> ma(M * ng), ea(M * ng);
-  for (size_t r = 0; r < M; ++r)
-    for (size_t k = 0; k < K; ++k)
-      ua[r * K + k] = static_cast<uint8_t>(hif4_q(a[r * K + k] & c.mask_a, sa[r * ng + k / 64], k) + 128);
+  hif4_decode(a, sa, M, K, c.mask_a, 128, ua.data());
   for (size_t q = 0; q < M * ng; ++q) {
     const Dy& y = (*c.dy_s)[sa[q] & 0xFFu];
     ma[q] = static_cast<float>(y.m);
@@ -634,14 +666,14 @@ FP4SIM_AVX512 bool gemm_ascend512(const Ctx& c, size_t M, size_t N, size_t K, co
   std::vector<uint8_t> bq(ntile * K * 16, 0);
   std::vector<int32_t> corr(ntile * ng * 16, 0);
   std::vector<float> mb(ntile * ng * 16, 0.0f), eb(ntile * ng * 16, 0.0f);
+  std::vector<uint8_t> qb(N * K);
+  hif4_decode(b, sb, N, K, c.mask_b, 0, qb.data());
   for (size_t j = 0; j < N; ++j) {
     const size_t tile = j / 16, lane = j % 16;
+    const uint8_t* row = qb.data() + j * K;
     uint8_t* dst = bq.data() + tile * K * 16 + lane * 4;
-    for (size_t k = 0; k < K; ++k) {
-      const int8_t q = hif4_q(b[j * K + k] & c.mask_b, sb[j * ng + k / 64], k);
-      dst[(k / 4) * 64 + k % 4] = static_cast<uint8_t>(q);
-      corr[(tile * ng + k / 64) * 16 + lane] -= 128 * q;
-    }
+    for (size_t k4 = 0; k4 < K / 4; ++k4) std::memcpy(dst + k4 * 64, row + 4 * k4, 4);
+    for (size_t k = 0; k < K; ++k) corr[(tile * ng + k / 64) * 16 + lane] -= 128 * static_cast<int8_t>(row[k]);
     for (size_t g = 0; g < ng; ++g) {
       const Dy& y = (*c.dy_s)[sb[j * ng + g] & 0xFFu];
       mb[(tile * ng + g) * 16 + lane] = static_cast<float>(y.m);
