@@ -859,6 +859,143 @@ FP4SIM_AVX2 bool gemm_bw_fused(const Ctx& c, size_t M, size_t N, size_t K, const
   return true;
 }
 
+// ---- Blackwell fused kind (mxf8f6f4) on AVX-512 -------------------------------------------------
+// The same bits as gemm_bw_fused with the lanes along N: a tile of 16 outputs of a row. Per
+// instruction and lane: lsb = max(es + max_k(eA + eB), e_C) - frac_bits, then the products
+// truncated on that grid in FP32 lanes (exact, see trunc_sum32) summed four at a time in int32
+// and then in int64, plus C truncated on the grid, and the sum cut to FP32 toward zero
+// (vcvtpd2ps {rz}; rz_fp32 lane by lane outside FP32's normal range). Outputs with NaN / Inf
+// elements, scales or C, and those that overflow, take the generic model.
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+FP4SIM_AVX512 bool gemm_bw_fused512(const Ctx& c, size_t M, size_t N, size_t K, const uint8_t* a,
+                                    const uint32_t* sa, const uint8_t* b, const uint32_t* sb, const float* cm,
+                                    float alpha, unsigned threads, float* d) {
+  if (c.k != 32 || c.block != 32) return false;
+  const FusedOperand oa = prep_fused(c, *c.dy_a, c.mask_a, c.mb_a, a, sa, M, K);
+  const FusedOperand ob = prep_fused(c, *c.dy_b, c.mask_b, c.mb_b, b, sb, N, K);
+  const size_t ninstr = K / 32;
+  std::vector<uint8_t> bad_a(M, 0), bad_b(N, 0);
+  for (size_t x = 0; x < M * ninstr; ++x) bad_a[x / ninstr] |= oa.bad[x];
+  for (size_t x = 0; x < N * ninstr; ++x) bad_b[x / ninstr] |= ob.bad[x];
+  if (mostly_special(bad_a, bad_b)) return false;
+  // B per tile: values and exponents [tile][k][16], scale exponents [tile][instr][16].
+  const size_t ntile = (N + 15) / 16;
+  std::vector<float> bv(ntile * K * 16, 0.0f);
+  std::vector<int32_t> be(ntile * K * 16, -126), bs(ntile * ninstr * 16, 0);
+  for (size_t j = 0; j < N; ++j) {
+    const size_t tile = j / 16, lane = j % 16;
+    for (size_t k = 0; k < K; ++k) {
+      bv[(tile * K + k) * 16 + lane] = ob.v[j * K + k];
+      be[(tile * K + k) * 16 + lane] = ob.e[j * K + k];
+    }
+    for (size_t t = 0; t < ninstr; ++t) bs[(tile * ninstr + t) * 16 + lane] = ob.sc[j * ninstr + t].e;
+  }
+  for_rows(M, threads, [&](size_t r0, size_t r1) FP4SIM_AVX512 {
+    const __m512i fb = _mm512_set1_epi32(c.frac_bits);
+    for (size_t tile = 0; tile < ntile; ++tile) {
+      const size_t j0 = tile * 16, nl = std::min<size_t>(16, N - j0);
+      const __mmask16 lanes = static_cast<__mmask16>((1u << nl) - 1u);
+      for (size_t i = r0; i < r1; ++i) {
+        uint32_t slow = bad_a[i] ? lanes : 0u;
+        for (size_t u = 0; u < nl; ++u)
+          if (bad_b[j0 + u]) slow |= 1u << u;
+        __m512 cf = cm ? _mm512_maskz_loadu_ps(lanes, cm + i * N + j0) : _mm512_setzero_ps();
+        const __mmask16 cbad = _mm512_cmp_ps_mask(_mm512_abs_ps(cf), _mm512_set1_ps(std::numeric_limits<float>::max()),
+                                                  _CMP_NLE_UQ);
+        slow |= cbad;
+        cf = _mm512_mask_mov_ps(cf, cbad, _mm512_setzero_ps());
+        if (slow != lanes) {
+          __m512i cbits = _mm512_castps_si512(cf);
+          const float* av = oa.v.data() + i * K;
+          const int16_t* ae = oa.e.data() + i * K;
+          for (size_t t = 0; t < ninstr; ++t) {
+            const size_t k0 = t * 32;
+            const float* bvt = bv.data() + (tile * K + k0) * 16;
+            const int32_t* bet = be.data() + (tile * K + k0) * 16;
+            __m512i pmax = _mm512_set1_epi32(std::numeric_limits<int32_t>::min());
+            for (size_t k = 0; k < 32; ++k)
+              pmax = _mm512_max_epi32(pmax, _mm512_add_epi32(_mm512_set1_epi32(ae[k0 + k]), _mm512_loadu_si512(bet + 16 * k)));
+            const __m512i es = _mm512_add_epi32(_mm512_set1_epi32(oa.sc[i * ninstr + t].e),
+                                                _mm512_loadu_si512(bs.data() + (tile * ninstr + t) * 16));
+            // e_C as exp_of_bits: -126 for zeros and subnormals.
+            const __m512i ec = _mm512_sub_epi32(
+                _mm512_max_epi32(_mm512_and_si512(_mm512_srli_epi32(cbits, 23), _mm512_set1_epi32(0xFF)), _mm512_set1_epi32(1)),
+                _mm512_set1_epi32(127));
+            const __m512i lsb = _mm512_sub_epi32(_mm512_max_epi32(_mm512_add_epi32(es, pmax), ec), fb);
+            // 2^(es - lsb) where it is an FP32 normal; else every product truncates to 0 (see
+            // trunc_sum32), so the factor is 0.
+            const __m512i pe = _mm512_sub_epi32(es, lsb);
+            const __mmask16 pe_ok = _mm512_cmp_epi32_mask(pe, _mm512_set1_epi32(-126), _MM_CMPINT_NLT) &
+                                    _mm512_cmp_epi32_mask(pe, _mm512_set1_epi32(127), _MM_CMPINT_LE);
+            const __m512 pw = _mm512_maskz_mov_ps(
+                pe_ok, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(pe, _mm512_set1_epi32(127)), 23)));
+            __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();  // int64 lanes 0-7, 8-15
+            for (size_t k = 0; k < 32; k += 4) {
+              __m512i q = _mm512_setzero_si512();
+              for (size_t u = k; u < k + 4; ++u) {
+                const __m512 p = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(av[k0 + u]), _mm512_loadu_ps(bvt + 16 * u)), pw);
+                q = _mm512_add_epi32(q, _mm512_cvttps_epi32(p));  // four below 2^27 each
+              }
+              lo = _mm512_add_epi64(lo, _mm512_cvtepi32_epi64(_mm512_castsi512_si256(q)));
+              hi = _mm512_add_epi64(hi, _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(q, 1)));
+            }
+            __m512i out_bits[2];
+            for (int h = 0; h < 2; ++h) {
+              const __m256i lh = h ? _mm512_extracti64x4_epi64(lsb, 1) : _mm512_castsi512_si256(lsb);
+              const __m512d lsbd = _mm512_cvtepi32_pd(lh);
+              const __m256 ch = h ? _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castsi512_pd(cbits), 1))
+                                  : _mm512_castps512_ps256(_mm512_castsi512_ps(cbits));
+              // C on the grid, toward zero (an integer below 2^53 times 2^lsb).
+              const __m512d ct = _mm512_roundscale_pd(_mm512_scalef_pd(_mm512_cvtps_pd(ch), _mm512_sub_pd(_mm512_setzero_pd(), lsbd)),
+                                                      _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+              const __m512i acc = _mm512_add_epi64(h ? hi : lo, _mm512_cvttpd_epi64(ct));
+              const __m512d y = _mm512_scalef_pd(_mm512_cvtepi64_pd(acc), lsbd);  // exact: |acc| < 2^53
+              const __m512d gy = _mm512_getexp_pd(y);
+              const __mmask8 nz = _mm512_cmp_pd_mask(y, _mm512_setzero_pd(), _CMP_NEQ_OQ);
+              const __mmask8 rare = _mm512_mask_cmp_pd_mask(nz, gy, _mm512_set1_pd(127.0), _CMP_GT_OQ) |
+                                    _mm512_mask_cmp_pd_mask(nz, gy, _mm512_set1_pd(-126.0), _CMP_LT_OQ);
+              __m256 r = _mm512_cvt_roundpd_ps(y, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+              r = _mm256_castsi256_ps(_mm256_maskz_mov_epi32(nz, _mm256_castps_si256(r)));  // acc == 0 gives +0
+              if (rare) [[unlikely]] {
+                alignas(64) double yv[8];
+                alignas(32) uint32_t rv[8];
+                _mm512_store_pd(yv, y);
+                _mm256_store_si256(reinterpret_cast<__m256i*>(rv), _mm256_castps_si256(r));
+                for (int u = 0; u < 8; ++u) {
+                  if (!((rare >> u) & 1u)) continue;
+                  rv[u] = rz_fp32(yv[u]);
+                  if ((rv[u] & 0x7FFFFFFFu) == 0x7F800000u) {  // infinite: the generic model takes it
+                    slow |= 1u << (8 * h + u);
+                    rv[u] = 0;
+                  }
+                }
+                r = _mm256_castsi256_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(rv)));
+              }
+              out_bits[h] = _mm512_castsi256_si512(_mm256_castps_si256(r));
+            }
+            cbits = _mm512_inserti64x4(out_bits[0], _mm512_castsi512_si256(out_bits[1]), 1);
+          }
+          __m512 out = _mm512_mul_ps(_mm512_castsi512_ps(cbits), _mm512_set1_ps(alpha));
+          out = _mm512_mask_mov_ps(out, _mm512_cmp_ps_mask(out, out, _CMP_UNORD_Q),
+                                   _mm512_castsi512_ps(_mm512_set1_epi32(static_cast<int32_t>(kNaNBits))));
+          _mm512_mask_storeu_ps(d + i * N + j0, lanes, out);
+        }
+        for (size_t u = 0; u < nl; ++u) {
+          if (!((slow >> u) & 1u)) continue;
+          const size_t j = j0 + u;
+          d[i * N + j] = epilogue(generic_dot(c, a + i * K, sa + i * ninstr, b + j * K, sb + j * ninstr, K, c_bits_at(cm, i * N + j)), alpha);
+        }
+      }
+    }
+  });
+  return true;
+}
+
+#pragma GCC diagnostic pop
+
 // ---- AscendHif4 (rounding every group) ---------------------------------------------------------
 
 FP4SIM_AVX2 bool gemm_ascend(const Ctx& c, size_t M, size_t N, size_t K, const uint8_t* a,
@@ -1123,6 +1260,8 @@ bool gemm_fast(const Ctx& c, size_t M, size_t N, size_t K, const uint8_t* a, con
     case Model::Blackwell:
       if (c.group < c.k && have_avx512_vnni())
         return gemm_bw_grouped512(c, M, N, K, a, sa, b, sb, cm, alpha, threads, d);
+      if (c.group >= c.k && have_avx512_vnni())
+        return gemm_bw_fused512(c, M, N, K, a, sa, b, sb, cm, alpha, threads, d);
       return c.group < c.k ? gemm_bw_grouped(c, M, N, K, a, sa, b, sb, cm, alpha, threads, d)
                            : gemm_bw_fused(c, M, N, K, a, sa, b, sb, cm, alpha, threads, d);
     case Model::AscendHif4:
