@@ -356,7 +356,11 @@ FP4SIM_AVX2 bool gemm_bw_grouped(const Ctx& c, size_t M, size_t N, size_t K, con
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
-constexpr size_t kRowBlock = 32;  // rows per block in the AVX-512 kernels
+// Rows per block in the AVX-512 kernels, which walk each block over every tile: small blocks keep
+// the C and D lines of a block near (a line is one tile of one row); chosen by measurement on the
+// training shape of bench_mma (2048 x 128 x 512).
+constexpr size_t kRowBlock = 4;
+constexpr size_t kRowBlockGrouped = 1;
 
 #define FP4SIM_AVX512 __attribute__((target("avx2,fma,avx512f,avx512bw,avx512dq,avx512vl,avx512vnni")))
 
@@ -493,13 +497,12 @@ FP4SIM_AVX512 bool gemm_bw_grouped512(const Ctx& c, size_t M, size_t N, size_t K
     const __m512d fracd = _mm512_set1_pd(static_cast<double>(c.frac_bits));
     const __m512d m126 = _mm512_set1_pd(-126.0);
     const __m512i spanv = _mm512_set1_epi32(c.frac_bits - 2 * c.mb_s - 2), cwin = _mm512_set1_epi32(c.frac_bits - 23);
-    // Blocks of rows, each over every tile: the C and D lines of a block stay in cache.
-    for (size_t ib = r0; ib < r1; ib += kRowBlock)
+    for (size_t ib = r0; ib < r1; ib += kRowBlockGrouped)
     for (size_t tile = 0; tile < bt.ntile; ++tile) {
       const size_t j0 = tile * 16, nl = std::min<size_t>(16, N - j0);
       const __mmask16 lanes = static_cast<__mmask16>((1u << nl) - 1u);
       const uint8_t* bq = bt.q.data() + tile * K * 16;
-      for (size_t i = ib; i < std::min(r1, ib + kRowBlock); ++i) {
+      for (size_t i = ib; i < std::min(r1, ib + kRowBlockGrouped); ++i) {
         // C lanes; a non-finite C takes the generic model below (its lane runs on +0 here).
         __m512 cf = cm ? _mm512_maskz_loadu_ps(lanes, cm + i * N + j0) : _mm512_setzero_ps();
         const __mmask16 cbad = _mm512_cmp_ps_mask(_mm512_abs_ps(cf), _mm512_set1_ps(std::numeric_limits<float>::max()),
@@ -685,7 +688,7 @@ FP4SIM_AVX512 bool gemm_ascend512(const Ctx& c, size_t M, size_t N, size_t K, co
     }
   }
   for_rows(M, threads, [&](size_t r0, size_t r1) FP4SIM_AVX512 {
-    for (size_t ib = r0; ib < r1; ib += kRowBlock)  // as in gemm_bw_grouped512
+    for (size_t ib = r0; ib < r1; ib += kRowBlock)
     for (size_t tile = 0; tile < ntile; ++tile) {
       const size_t j0 = tile * 16, nl = std::min<size_t>(16, N - j0);
       const __mmask16 lanes = static_cast<__mmask16>((1u << nl) - 1u);
@@ -901,7 +904,7 @@ FP4SIM_AVX512 bool gemm_bw_fused512(const Ctx& c, size_t M, size_t N, size_t K, 
   std::vector<int32_t> ae32(oa.e.begin(), oa.e.end());  // broadcast from memory in the loop
   for_rows(M, threads, [&](size_t r0, size_t r1) FP4SIM_AVX512 {
     const __m512i fb = _mm512_set1_epi32(c.frac_bits);
-    for (size_t ib = r0; ib < r1; ib += kRowBlock)  // as in gemm_bw_grouped512
+    for (size_t ib = r0; ib < r1; ib += kRowBlock)
     for (size_t tile = 0; tile < ntile; ++tile) {
       const size_t j0 = tile * 16, nl = std::min<size_t>(16, N - j0);
       const __mmask16 lanes = static_cast<__mmask16>((1u << nl) - 1u);
