@@ -420,6 +420,33 @@ FP4SIM_AVX512 inline void bw512_half_exact(__m512d& cv, __m512d& ev, const __m51
   ev = _mm512_getexp_pd(cv);
 }
 
+// Lanes of half h whose result y left FP32's normal range (rare): rz_fp32 one by one into cv / ev
+// (already converted for the other lanes). An infinite lane runs on +0 from here on and is
+// recorded in inf_lanes / inf_neg: it stays infinite (the terms are finite).
+[[gnu::noinline]] FP4SIM_AVX512 void bw512_fix_lanes(__m512d y, __mmask8 rare, int h, __m512d& cv, __m512d& ev,
+                                                     uint32_t& inf_lanes, uint32_t& inf_neg) {
+  alignas(64) double yv[8], cn[8], e[8];
+  _mm512_store_pd(yv, y);
+  _mm512_store_pd(cn, cv);
+  _mm512_store_pd(e, ev);
+  for (int u = 0; u < 8; ++u) {
+    if (!((rare >> u) & 1u)) continue;
+    const uint32_t bit = 1u << (8 * h + u);
+    const uint32_t r = rz_fp32(yv[u]);
+    if ((r & 0x7FFFFFFFu) == 0x7F800000u) {
+      if (!(inf_lanes & bit)) inf_neg |= (r >> 31) ? bit : 0u;
+      inf_lanes |= bit;
+      cn[u] = 0.0;
+      e[u] = -126.0;
+    } else {
+      cn[u] = static_cast<double>(std::bit_cast<float>(r));
+      e[u] = exp_of_bits(r);
+    }
+  }
+  cv = _mm512_load_pd(cn);
+  ev = _mm512_load_pd(e);
+}
+
 FP4SIM_AVX512 bool gemm_bw_grouped512(const Ctx& c, size_t M, size_t N, size_t K, const uint8_t* a,
                                       const uint32_t* sa, const uint8_t* b, const uint32_t* sb,
                                       const float* cm, float alpha, unsigned threads, float* d) {
@@ -508,9 +535,9 @@ FP4SIM_AVX512 bool gemm_bw_grouped512(const Ctx& c, size_t M, size_t N, size_t K
         const __mmask16 cbad = _mm512_cmp_ps_mask(_mm512_abs_ps(cf), _mm512_set1_ps(std::numeric_limits<float>::max()),
                                                   _CMP_NLE_UQ);
         cf = _mm512_mask_mov_ps(cf, cbad, _mm512_setzero_ps());
-        __m512d cv[2] = {_mm512_cvtps_pd(_mm512_castps512_ps256(cf)),
-                         _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(cf), 1)))};
-        __m512d ev[2] = {_mm512_max_pd(_mm512_getexp_pd(cv[0]), m126), _mm512_max_pd(_mm512_getexp_pd(cv[1]), m126)};
+        __m512d cv0 = _mm512_cvtps_pd(_mm512_castps512_ps256(cf));
+        __m512d cv1 = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(cf), 1)));
+        __m512d ev0 = _mm512_max_pd(_mm512_getexp_pd(cv0), m126), ev1 = _mm512_max_pd(_mm512_getexp_pd(cv1), m126);
         uint32_t inf_lanes = 0, inf_neg = 0;
         const uint8_t* ar = ua.data() + i * K;
         for (size_t t = 0; t < ninstr; ++t) {
@@ -540,51 +567,29 @@ FP4SIM_AVX512 bool gemm_bw_grouped512(const Ctx& c, size_t M, size_t N, size_t K
           const __m512i elo = _mm512_sub_epi32(emax, cwin), ehi = _mm512_add_epi32(emin, spanv);
           const double* fat = fa.data() + i * ngk + g0;
           const double* fbt = bt.f.data() + (tile * ngk + g0) * 16;
-          for (int h = 0; h < 2; ++h) {
+          // The two halves as named locals (an array indexed by h kept them in memory).
+          auto half = [&](__m512d& cvh, __m512d& evh, int h) FP4SIM_AVX512 {
             const __m256i eh = h ? _mm512_extracti64x4_epi64(emax, 1) : _mm512_castsi512_si256(emax);
             const __m256i lh = h ? _mm512_extracti64x4_epi64(elo, 1) : _mm512_castsi512_si256(elo);
             const __m256i hh = h ? _mm512_extracti64x4_epi64(ehi, 1) : _mm512_castsi512_si256(ehi);
             __mmask8 ok = static_cast<__mmask8>(spread_ok >> (8 * h));
-            ok = _mm512_mask_cmp_pd_mask(ok, ev[h], _mm512_cvtepi32_pd(lh), _CMP_GE_OQ);
-            ok = _mm512_mask_cmp_pd_mask(ok, ev[h], _mm512_cvtepi32_pd(hh), _CMP_LE_OQ);
-            if (ok == 0xFF) bw512_half_exact(cv[h], ev[h], s, h, fat, fbt);
-            else bw512_half(cv[h], ev[h], s, h, fat, fbt, _mm512_cvtepi32_pd(eh), fracd);
+            ok = _mm512_mask_cmp_pd_mask(ok, evh, _mm512_cvtepi32_pd(lh), _CMP_GE_OQ);
+            ok = _mm512_mask_cmp_pd_mask(ok, evh, _mm512_cvtepi32_pd(hh), _CMP_LE_OQ);
+            if (ok == 0xFF) bw512_half_exact(cvh, evh, s, h, fat, fbt);
+            else bw512_half(cvh, evh, s, h, fat, fbt, _mm512_cvtepi32_pd(eh), fracd);
             // Outside FP32's normal range (and not zero): rz_fp32 lane by lane.
-            const __mmask8 rare = _mm512_cmp_pd_mask(ev[h], _mm512_set1_pd(127.0), _CMP_GT_OQ) |
-                                  (_mm512_cmp_pd_mask(ev[h], m126, _CMP_LT_OQ) &
-                                   _mm512_cmp_pd_mask(cv[h], _mm512_setzero_pd(), _CMP_NEQ_OQ));
-            if (rare) [[unlikely]] {
-              alignas(64) double y[8], e[8];
-              _mm512_store_pd(y, cv[h]);
-              cv[h] = _mm512_cvtps_pd(_mm512_cvt_roundpd_ps(cv[h], _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC));
-              ev[h] = _mm512_max_pd(ev[h], m126);
-              double cn[8];
-              _mm512_storeu_pd(cn, cv[h]);
-              _mm512_storeu_pd(e, ev[h]);
-              for (int u = 0; u < 8; ++u) {
-                if (!((rare >> u) & 1u)) continue;
-                const uint32_t bit = 1u << (8 * h + u);
-                const uint32_t r = rz_fp32(y[u]);
-                if ((r & 0x7FFFFFFFu) == 0x7F800000u) {
-                  // Infinite from here on (the terms are finite); the lane runs on +0 meanwhile.
-                  if (!(inf_lanes & bit)) inf_neg |= (r >> 31) ? bit : 0u;
-                  inf_lanes |= bit;
-                  cn[u] = 0.0;
-                  e[u] = -126.0;
-                } else {
-                  cn[u] = static_cast<double>(std::bit_cast<float>(r));
-                  e[u] = exp_of_bits(r);
-                }
-              }
-              cv[h] = _mm512_loadu_pd(cn);
-              ev[h] = _mm512_loadu_pd(e);
-            } else {
-              cv[h] = _mm512_cvtps_pd(_mm512_cvt_roundpd_ps(cv[h], _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC));
-              ev[h] = _mm512_max_pd(ev[h], m126);
-            }
-          }
+            const __mmask8 rare = _mm512_cmp_pd_mask(evh, _mm512_set1_pd(127.0), _CMP_GT_OQ) |
+                                  (_mm512_cmp_pd_mask(evh, m126, _CMP_LT_OQ) &
+                                   _mm512_cmp_pd_mask(cvh, _mm512_setzero_pd(), _CMP_NEQ_OQ));
+            const __m512d y = cvh;
+            cvh = _mm512_cvtps_pd(_mm512_cvt_roundpd_ps(cvh, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC));
+            evh = _mm512_max_pd(evh, m126);
+            if (rare) [[unlikely]] bw512_fix_lanes(y, rare, h, cvh, evh, inf_lanes, inf_neg);
+          };
+          half(cv0, ev0, 0);
+          half(cv1, ev1, 1);
         }
-        const __m256 lo = _mm512_cvtpd_ps(cv[0]), hi = _mm512_cvtpd_ps(cv[1]);  // exact: FP32 values
+        const __m256 lo = _mm512_cvtpd_ps(cv0), hi = _mm512_cvtpd_ps(cv1);  // exact: FP32 values
         __m512 out = _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1);
         if (inf_lanes) [[unlikely]] {
           const __m512i inf = _mm512_set1_epi32(0x7F800000);
