@@ -346,10 +346,10 @@ FP4SIM_AVX2 bool gemm_bw_grouped(const Ctx& c, size_t M, size_t N, size_t K, con
 // The per-instruction chain runs on two halves of eight double lanes, with C kept as the double of
 // its FP32 value: lsb = max(e_C, gmax) - frac_bits, every term and C scaled by 2^-lsb (vscalefpd),
 // truncated (vrndscalepd toward zero) and added (integers below 2^53, exact, see the top of the
-// file), scaled back, and cut to FP32 by a conversion toward zero (vcvtpd2ps {rz}), which is
-// rz_fp32 wherever the result is an FP32 normal or zero. Lanes that leave that range (rare) take
-// rz_fp32 one by one; an infinite lane stays infinite for the rest of the chain, as in
-// bw_grouped_step.
+// file), scaled back (or, where no truncation cuts anything, the plain sum: bw512_half_exact), and
+// cut to FP32 toward zero by clearing the double's low 29 significand bits, which is rz_fp32
+// wherever the result is an FP32 normal or zero. Lanes that leave that range (rare) take rz_fp32
+// one by one; an infinite lane stays infinite for the rest of the chain, as in bw_grouped_step.
 
 // GCC 12's AVX-512 intrinsics start from _mm512_undefined_*: -Wmaybe-uninitialized reports them
 // after inlining (a known false positive).
@@ -582,7 +582,8 @@ FP4SIM_AVX512 bool gemm_bw_grouped512(const Ctx& c, size_t M, size_t N, size_t K
                                   (_mm512_cmp_pd_mask(evh, m126, _CMP_LT_OQ) &
                                    _mm512_cmp_pd_mask(cvh, _mm512_setzero_pd(), _CMP_NEQ_OQ));
             const __m512d y = cvh;
-            cvh = _mm512_cvtps_pd(_mm512_cvt_roundpd_ps(cvh, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC));
+            // To FP32 toward zero where y is an FP32 normal: the double's low 29 significand bits off.
+            cvh = _mm512_and_pd(cvh, _mm512_castsi512_pd(_mm512_set1_epi64(static_cast<int64_t>(0xFFFFFFFFE0000000ull))));
             evh = _mm512_max_pd(evh, m126);
             if (rare) [[unlikely]] bw512_fix_lanes(y, rare, h, cvh, evh, inf_lanes, inf_neg);
           };
