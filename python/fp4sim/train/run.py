@@ -220,9 +220,13 @@ def need_matplotlib():
 
 
 def plot(runs: list[dict], path: str, title: str) -> None:
-    """Training (smoothed) and validation loss of every run against the step."""
+    """Training (smoothed) and validation loss of every run against the step. The y range leaves out
+    the first fifth of the steps (the fall from ln 256), where curves differ least; a long legend
+    goes beside the axes."""
     plt = need_matplotlib()
-    fig, ax = plt.subplots(figsize=(8, 5))
+    many = len(runs) > 8
+    fig, ax = plt.subplots(figsize=(12, 6) if many else (8, 5))
+    lo, hi = math.inf, -math.inf
     for r in runs:
         tl = r["train_loss"]
         k = max(1, len(tl) // 50)
@@ -230,13 +234,22 @@ def plot(runs: list[dict], path: str, title: str) -> None:
         line, = ax.plot(range(1, len(tl) + 1), sm, lw=1, alpha=0.6)
         ax.plot([s for s, _ in r["val_loss"]], [v for _, v in r["val_loss"]], "o-", ms=3, color=line.get_color(),
                 label=f"{r['label']} ({r['gemm']})")
+        late = [v for v in sm[len(sm) // 5:] + [v for _, v in r["val_loss"]] if math.isfinite(v)]
+        if late:
+            lo, hi = min(lo, min(late)), max(hi, max(late))
+    if math.isfinite(lo) and hi > lo:
+        ax.set_ylim(lo - 0.05 * (hi - lo), hi + 0.05 * (hi - lo))
     ax.set_xlabel("step")
     ax.set_ylabel("loss (nats / byte): train smoothed, validation dots")
     ax.set_title(title)
-    ax.legend(fontsize=8)
+    if many:
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    else:
+        ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path + ".tmp", dpi=110, format="png")  # whole, then renamed into place
+    os.replace(path + ".tmp", path)
     plt.close(fig)
 
 
