@@ -150,13 +150,8 @@ template <bool SR>
 FP4SIM_AVX512 void hif4_blocks(const float* x, size_t n_blocks, const QuantOptions& opt, uint8_t* codes,
                                uint32_t* words, uint64_t first_index) {
   const Hif4RecTable& recs = hif4_recs();
-  const __m512i absm = set1(0x7FFFFFFF), one = set1(1);
-  // After the unpack tree lane 4L + k holds group 4k + L; the transpose puts group j in lane j.
-  const __m512i to_natural = transpose_4x4();
-  __m512i lane_pick[4];  // element vector q: lane l takes the level of group 4q + l/4
-  for (int q = 0; q < 4; ++q)
-    lane_pick[q] = _mm512_setr_epi32(4 * q, 4 * q, 4 * q, 4 * q, 4 * q + 1, 4 * q + 1, 4 * q + 1, 4 * q + 1, 4 * q + 2,
-                                     4 * q + 2, 4 * q + 2, 4 * q + 2, 4 * q + 3, 4 * q + 3, 4 * q + 3, 4 * q + 3);
+  __m512i lane_pick[4];
+  hif4_lane_pick(lane_pick);
   alignas(64) std::array<uint8_t, 16 * 64> rb{};
   alignas(64) uint32_t gm[16][16];
   alignas(64) uint32_t vmax16[16], code16[16];
@@ -165,28 +160,7 @@ FP4SIM_AVX512 void hif4_blocks(const float* x, size_t n_blocks, const QuantOptio
     const float* xc = x + b0 * 64;
     prefetch_ahead(xc, (n_blocks - b0) * 64, 4096);
     if constexpr (SR) sr_bytes(opt.seed, opt.stream, first_index + b0 * 64, nb * 64, rb.data());
-    __m512i g[16];
-    for (size_t i = 0; i < 16; ++i) {
-      if (i >= nb) {
-        g[i] = _mm512_setzero_si512();
-        continue;
-      }
-      const float* xb = xc + 64 * i;
-      __m512i a[4];
-      for (int k = 0; k < 4; ++k) a[k] = _mm512_and_si512(_mm512_loadu_si512(xb + 16 * k), absm);
-      const __m512i b01 = _mm512_max_epu32(_mm512_unpacklo_epi32(a[0], a[1]), _mm512_unpackhi_epi32(a[0], a[1]));
-      const __m512i b23 = _mm512_max_epu32(_mm512_unpacklo_epi32(a[2], a[3]), _mm512_unpackhi_epi32(a[2], a[3]));
-      g[i] = _mm512_permutexvar_epi32(
-          to_natural, _mm512_max_epu32(_mm512_unpacklo_epi64(b01, b23), _mm512_unpackhi_epi64(b01, b23)));
-      _mm512_store_si512(gm[i], g[i]);
-    }
-    const __m512i vmax = lane_maxima_16(g);
-    // Non-finite maxima get a code here too, unused: their blocks take the NaN path below.
-    const __m512i finite_vmax = _mm512_min_epu32(vmax, set1(0x7F7FFFFF));
-    const __m256i c_lo = hif4_e6m2_8(_mm512_castps512_ps256(_mm512_castsi512_ps(finite_vmax)));
-    const __m256i c_hi = hif4_e6m2_8(_mm256_castsi256_ps(_mm512_extracti64x4_epi64(finite_vmax, 1)));
-    _mm512_store_si512(vmax16, vmax);
-    _mm512_store_si512(code16, _mm512_inserti64x4(_mm512_castsi256_si512(c_lo), c_hi, 1));
+    hif4_group_maxima_16(xc, nb, gm, vmax16, code16);
     for (size_t i = 0; i < nb; ++i) {
       const size_t b = b0 + i;
       uint8_t* cb = codes + b * 64;
@@ -196,22 +170,14 @@ FP4SIM_AVX512 void hif4_blocks(const float* x, size_t n_blocks, const QuantOptio
         continue;
       }
       const uint32_t e6m2 = code16[i];
-      const __m512i gi = _mm512_load_si512(gm[i]);
-      // t - 1 so that a signed > is >= (all patterns here are finite and non-negative; t >= 1)
-      const __m512i t2m1 = set1(recs.t2[e6m2] - 1), t4m1 = set1(recs.t4[e6m2] - 1);
-      const __m512i v8 = _mm512_max_epu32(gi, _mm512_shuffle_epi32(gi, static_cast<_MM_PERM_ENUM>(0xB1)));  // pair max
-      const __mmask16 l2 = _mm512_cmpgt_epi32_mask(v8, t4m1);  // E1_8, each bit twice (both groups of a pair)
-      const __mmask16 l3 = _mm512_cmpgt_epi32_mask(gi, _mm512_mask_blend_epi32(l2, t2m1, t4m1));
-      words[b] = e6m2 | _pext_u32(l2, 0x5555u) << 8 | static_cast<uint32_t>(l3) << 16;
-      __m512i lvl = set1(static_cast<uint32_t>(recs.base[e6m2]));  // base + level, per group
-      lvl = _mm512_mask_add_epi32(lvl, l2, lvl, one);
-      lvl = _mm512_mask_add_epi32(lvl, l3, lvl, one);
+      const Hif4Levels lv = hif4_levels(_mm512_load_si512(gm[i]), recs, e6m2);
+      words[b] = e6m2 | _pext_u32(lv.l2, 0x5555u) << 8 | static_cast<uint32_t>(lv.l3) << 16;
       const __m512i mr = set1(recs.mr[e6m2]);
       const float* xb = xc + 64 * i;
       __m512i cc[4];
       for (int q = 0; q < 4; ++q) {
         const __m512i r = SR ? rbytes_16(rb.data() + 64 * i + 16 * q) : set1(128);
-        cc[q] = hif4_codes_16(_mm512_loadu_si512(xb + 16 * q), mr, _mm512_permutexvar_epi32(lane_pick[q], lvl), r);
+        cc[q] = hif4_codes_16(_mm512_loadu_si512(xb + 16 * q), mr, _mm512_permutexvar_epi32(lane_pick[q], lv.lvl), r);
       }
       store_codes_64(cc[0], cc[1], cc[2], cc[3], cb);
     }

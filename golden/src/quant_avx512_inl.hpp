@@ -223,6 +223,62 @@ FP4SIM_AVX512_INLINE __m256i hif4_e6m2_8(__m256 vmax) {
   return _mm512_cvtepi64_epi32(code);
 }
 
+// HiF4's lane map of a block's levels: element vector q takes, in lane l, the level of group 4q + l/4.
+FP4SIM_AVX512_INLINE void hif4_lane_pick(__m512i pick[4]) {
+  for (int q = 0; q < 4; ++q)
+    pick[q] = _mm512_setr_epi32(4 * q, 4 * q, 4 * q, 4 * q, 4 * q + 1, 4 * q + 1, 4 * q + 1, 4 * q + 1, 4 * q + 2,
+                                4 * q + 2, 4 * q + 2, 4 * q + 2, 4 * q + 3, 4 * q + 3, 4 * q + 3, 4 * q + 3);
+}
+
+// HiF4, sixteen blocks of 64 values at xc, the first nb of them real: block i's sixteen group
+// maxima as |x| bit patterns in group order (gm[i]), its maximum (vmax16[i]) and that maximum's
+// E6M2 scale code (code16[i]; a non-finite maximum gets one too, unused: its block is NaN).
+FP4SIM_AVX512_INLINE void hif4_group_maxima_16(const float* xc, size_t nb, uint32_t (*gm)[16], uint32_t* vmax16,
+                                               uint32_t* code16) {
+  const __m512i absm = set1(0x7FFFFFFF);
+  // After the unpack tree lane 4L + k holds group 4k + L; the transpose puts group j in lane j.
+  const __m512i to_natural = transpose_4x4();
+  __m512i g[16];
+  for (size_t i = 0; i < 16; ++i) {
+    if (i >= nb) {
+      g[i] = _mm512_setzero_si512();
+      continue;
+    }
+    const float* xb = xc + 64 * i;
+    __m512i a[4];
+    for (int k = 0; k < 4; ++k) a[k] = _mm512_and_si512(_mm512_loadu_si512(xb + 16 * k), absm);
+    const __m512i b01 = _mm512_max_epu32(_mm512_unpacklo_epi32(a[0], a[1]), _mm512_unpackhi_epi32(a[0], a[1]));
+    const __m512i b23 = _mm512_max_epu32(_mm512_unpacklo_epi32(a[2], a[3]), _mm512_unpackhi_epi32(a[2], a[3]));
+    g[i] = _mm512_permutexvar_epi32(
+        to_natural, _mm512_max_epu32(_mm512_unpacklo_epi64(b01, b23), _mm512_unpackhi_epi64(b01, b23)));
+    _mm512_store_si512(gm[i], g[i]);
+  }
+  const __m512i vmax = lane_maxima_16(g);
+  const __m512i finite_vmax = _mm512_min_epu32(vmax, set1(0x7F7FFFFF));
+  const __m256i c_lo = hif4_e6m2_8(_mm512_castps512_ps256(_mm512_castsi512_ps(finite_vmax)));
+  const __m256i c_hi = hif4_e6m2_8(_mm256_castsi256_ps(_mm512_extracti64x4_epi64(finite_vmax, 1)));
+  _mm512_store_si512(vmax16, vmax);
+  _mm512_store_si512(code16, _mm512_inserti64x4(_mm512_castsi256_si512(c_lo), c_hi, 1));
+}
+
+// One HiF4 block's levels from its group maxima gi and E6M2 code: l2 (E1_8 per pair of groups,
+// each bit twice), l3 (E1_4 per group) and lvl = base + level per group.
+struct Hif4Levels {
+  __mmask16 l2, l3;
+  __m512i lvl;
+};
+FP4SIM_AVX512_INLINE Hif4Levels hif4_levels(__m512i gi, const Hif4RecTable& recs, uint32_t e6m2) {
+  // t - 1 so that a signed > is >= (all patterns here are finite and non-negative; t >= 1)
+  const __m512i t2m1 = set1(recs.t2[e6m2] - 1), t4m1 = set1(recs.t4[e6m2] - 1), one = set1(1);
+  const __m512i v8 = _mm512_max_epu32(gi, _mm512_shuffle_epi32(gi, static_cast<_MM_PERM_ENUM>(0xB1)));  // pair max
+  const __mmask16 l2 = _mm512_cmpgt_epi32_mask(v8, t4m1);
+  const __mmask16 l3 = _mm512_cmpgt_epi32_mask(gi, _mm512_mask_blend_epi32(l2, t2m1, t4m1));
+  __m512i lvl = set1(static_cast<uint32_t>(recs.base[e6m2]));
+  lvl = _mm512_mask_add_epi32(lvl, l2, lvl, one);
+  lvl = _mm512_mask_add_epi32(lvl, l3, lvl, one);
+  return {l2, l3, lvl};
+}
+
 // Stream: 0 ordinary stores, 1 streaming (p 64-byte aligned), 2 streaming by 16-byte quarters (p
 // 16-byte aligned, as malloc gives large arrays).
 template <int Stream>

@@ -377,12 +377,8 @@ FP4SIM_AVX512 void fake_hif4(const float* x, size_t n_blocks, const QuantOptions
   const __m512 t16 = _mm512_loadu_ps(decode_table(*fi.elem).v.data());
   const float* st = decode_table(*fi.scale).v.data();
   const __m512 qnan = _mm512_castsi512_ps(set1(0x7FC00000u));
-  const __m512i absm = set1(0x7FFFFFFF), one = set1(1);
-  const __m512i to_natural = transpose_4x4();
-  __m512i lane_pick[4];  // element vector q: lane l takes the level of group 4q + l/4
-  for (int q = 0; q < 4; ++q)
-    lane_pick[q] = _mm512_setr_epi32(4 * q, 4 * q, 4 * q, 4 * q, 4 * q + 1, 4 * q + 1, 4 * q + 1, 4 * q + 1, 4 * q + 2,
-                                     4 * q + 2, 4 * q + 2, 4 * q + 2, 4 * q + 3, 4 * q + 3, 4 * q + 3, 4 * q + 3);
+  __m512i lane_pick[4];
+  hif4_lane_pick(lane_pick);
   alignas(64) std::array<uint8_t, 16 * 64> rb{};
   alignas(64) uint32_t gm[16][16];
   alignas(64) uint32_t vmax16[16], code16[16];
@@ -395,27 +391,7 @@ FP4SIM_AVX512 void fake_hif4(const float* x, size_t n_blocks, const QuantOptions
       xc = rx;
     }
     if constexpr (SR) sr_block_bytes(opt, first_index, starts, b0, nb, 64, rb.data());
-    __m512i g[16];
-    for (size_t i = 0; i < 16; ++i) {
-      if (i >= nb) {
-        g[i] = _mm512_setzero_si512();
-        continue;
-      }
-      const float* xb = xc + 64 * i;
-      __m512i a[4];
-      for (int k = 0; k < 4; ++k) a[k] = _mm512_and_si512(_mm512_loadu_si512(xb + 16 * k), absm);
-      const __m512i b01 = _mm512_max_epu32(_mm512_unpacklo_epi32(a[0], a[1]), _mm512_unpackhi_epi32(a[0], a[1]));
-      const __m512i b23 = _mm512_max_epu32(_mm512_unpacklo_epi32(a[2], a[3]), _mm512_unpackhi_epi32(a[2], a[3]));
-      g[i] = _mm512_permutexvar_epi32(
-          to_natural, _mm512_max_epu32(_mm512_unpacklo_epi64(b01, b23), _mm512_unpackhi_epi64(b01, b23)));
-      _mm512_store_si512(gm[i], g[i]);
-    }
-    const __m512i vmax = lane_maxima_16(g);
-    const __m512i finite_vmax = _mm512_min_epu32(vmax, set1(0x7F7FFFFF));
-    const __m256i c_lo = hif4_e6m2_8(_mm512_castps512_ps256(_mm512_castsi512_ps(finite_vmax)));
-    const __m256i c_hi = hif4_e6m2_8(_mm256_castsi256_ps(_mm512_extracti64x4_epi64(finite_vmax, 1)));
-    _mm512_store_si512(vmax16, vmax);
-    _mm512_store_si512(code16, _mm512_inserti64x4(_mm512_castsi256_si512(c_lo), c_hi, 1));
+    hif4_group_maxima_16(xc, nb, gm, vmax16, code16);
     for (size_t i = 0; i < nb; ++i) {
       float* ob = out + (b0 + i) * 64;
       if (vmax16[i] >= kExpMask) {  // NaN scale word: the whole block NaN
@@ -423,15 +399,9 @@ FP4SIM_AVX512 void fake_hif4(const float* x, size_t n_blocks, const QuantOptions
         continue;
       }
       const uint32_t e6m2 = code16[i];
-      const __m512i gi = _mm512_load_si512(gm[i]);
-      const __m512i t2m1 = set1(recs.t2[e6m2] - 1), t4m1 = set1(recs.t4[e6m2] - 1);
-      const __m512i v8 = _mm512_max_epu32(gi, _mm512_shuffle_epi32(gi, static_cast<_MM_PERM_ENUM>(0xB1)));
-      const __mmask16 l2 = _mm512_cmpgt_epi32_mask(v8, t4m1);
-      const __mmask16 l3 = _mm512_cmpgt_epi32_mask(gi, _mm512_mask_blend_epi32(l2, t2m1, t4m1));
+      const Hif4Levels lv = hif4_levels(_mm512_load_si512(gm[i]), recs, e6m2);
       const __m512i base = set1(static_cast<uint32_t>(recs.base[e6m2]));
-      __m512i lvl = base;  // base + level, per group
-      lvl = _mm512_mask_add_epi32(lvl, l2, lvl, one);
-      lvl = _mm512_mask_add_epi32(lvl, l3, lvl, one);
+      const __m512i lvl = lv.lvl;
       // s * 2^level per group, in group order
       const __m512i sl = _mm512_add_epi32(_mm512_castps_si512(_mm512_set1_ps(st[e6m2])),
                                           _mm512_slli_epi32(_mm512_sub_epi32(lvl, base), 23));
