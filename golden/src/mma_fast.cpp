@@ -376,6 +376,24 @@ bool have_avx512_vnni() {
   return ok && !(cap && std::strcmp(cap, "avx2") == 0);
 }
 
+// Ends a 16-output tile of row i: D = alpha * out with NaN canonical into the tile's live lanes,
+// then the lanes the vector chain may not answer — `slow` (C not finite), every lane of a row of A
+// with a NaN / Inf element or scale, the lanes of such rows of B — again through `redo(j)`, the
+// generic model of output (i, j).
+template <class Redo>
+FP4SIM_AVX512 inline void store_tile(__m512 out, float alpha, float* d_row, size_t j0, size_t nl, __mmask16 lanes,
+                                     uint32_t slow, bool bad_a_row, const std::vector<uint8_t>& bad_b, Redo&& redo) {
+  out = _mm512_mul_ps(out, _mm512_set1_ps(alpha));
+  out = _mm512_mask_mov_ps(out, _mm512_cmp_ps_mask(out, out, _CMP_UNORD_Q),
+                           _mm512_castsi512_ps(_mm512_set1_epi32(static_cast<int32_t>(kNaNBits))));
+  _mm512_mask_storeu_ps(d_row + j0, lanes, out);
+  if (bad_a_row) slow = lanes;
+  for (size_t u = 0; u < nl; ++u)
+    if (bad_b[j0 + u]) slow |= 1u << u;
+  for (size_t u = 0; u < nl; ++u)
+    if ((slow >> u) & 1u) d_row[j0 + u] = redo(j0 + u);
+}
+
 // B packed for 16-output tiles: codes four k per lane, and per (tile, group) the bias correction,
 // the scale factor f (s * fA * fB is the group term) and the scale exponent, per lane.
 struct BwTiles {
@@ -598,19 +616,10 @@ FP4SIM_AVX512 bool gemm_bw_grouped512(const Ctx& c, size_t M, size_t N, size_t K
           out = _mm512_mask_mov_ps(out, static_cast<__mmask16>(inf_neg),
                                    _mm512_castsi512_ps(_mm512_or_si512(inf, _mm512_set1_epi32(INT32_MIN))));
         }
-        out = _mm512_mul_ps(out, _mm512_set1_ps(alpha));
-        out = _mm512_mask_mov_ps(out, _mm512_cmp_ps_mask(out, out, _CMP_UNORD_Q),
-                                 _mm512_castsi512_ps(_mm512_set1_epi32(static_cast<int32_t>(kNaNBits))));
-        _mm512_mask_storeu_ps(d + i * N + j0, lanes, out);
-        uint32_t slow = cbad;
-        if (bad_a[i]) slow = lanes;
-        for (size_t u = 0; u < nl; ++u)
-          if (bad_b[j0 + u]) slow |= 1u << u;
-        for (size_t u = 0; u < nl; ++u) {
-          if (!((slow >> u) & 1u)) continue;
-          const size_t j = j0 + u;
-          d[i * N + j] = epilogue(generic_dot(c, a + i * K, sa + i * nblk, b + j * K, sb + j * nblk, K, c_bits_at(cm, i * N + j)), alpha);
-        }
+        store_tile(out, alpha, d + i * N, j0, nl, lanes, cbad, bad_a[i], bad_b, [&](size_t j) {
+          return epilogue(generic_dot(c, a + i * K, sa + i * nblk, b + j * K, sb + j * nblk, K, c_bits_at(cm, i * N + j)),
+                          alpha);
+        });
       }
     }
   });
@@ -716,19 +725,10 @@ FP4SIM_AVX512 bool gemm_ascend512(const Ctx& c, size_t M, size_t N, size_t K, co
           const __m512 e = _mm512_add_ps(_mm512_set1_ps(ea[i * ng + g]), _mm512_loadu_ps(eb.data() + o));
           acc = _mm512_add_ps(acc, _mm512_scalef_ps(p, e));  // the one RN of this group
         }
-        __m512 out = _mm512_mul_ps(acc, _mm512_set1_ps(alpha));
-        out = _mm512_mask_mov_ps(out, _mm512_cmp_ps_mask(out, out, _CMP_UNORD_Q),
-                                 _mm512_castsi512_ps(_mm512_set1_epi32(static_cast<int32_t>(kNaNBits))));
-        _mm512_mask_storeu_ps(d + i * N + j0, lanes, out);
-        uint32_t slow = cnan;
-        if (bad_a[i]) slow = lanes;
-        for (size_t u = 0; u < nl; ++u)
-          if (bad_b[j0 + u]) slow |= 1u << u;
-        for (size_t u = 0; u < nl; ++u) {
-          if (!((slow >> u) & 1u)) continue;
-          const size_t j = j0 + u;
-          d[i * N + j] = epilogue(generic_dot(c, a + i * K, sa + i * ng, b + j * K, sb + j * ng, K, c_bits_at(cm, i * N + j)), alpha);
-        }
+        store_tile(acc, alpha, d + i * N, j0, nl, lanes, cnan, bad_a[i], bad_b, [&](size_t j) {
+          return epilogue(generic_dot(c, a + i * K, sa + i * ng, b + j * K, sb + j * ng, K, c_bits_at(cm, i * N + j)),
+                          alpha);
+        });
       }
     }
   });
