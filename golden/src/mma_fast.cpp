@@ -253,17 +253,22 @@ FP4SIM_AVX2 inline __m128i bw_grouped_step4(__m128i cb, const double* term, size
   return out;
 }
 
+// q = 2 * E2M1 value per code of A and of B (integers in [-12, 12]), from the float tables as
+// decode_rows reads them: the grouped kinds' int8 dot products run on these.
+void doubled_e2m1_tables(const Ctx& c, std::array<int8_t, 256>& ta, std::array<int8_t, 256>& tb) {
+  for (int v = 0; v < 256; ++v) {
+    ta[v] = static_cast<int8_t>(c.f_a->v[v & c.mask_a] * 2.0f);
+    tb[v] = static_cast<int8_t>(c.f_b->v[v & c.mask_b] * 2.0f);
+  }
+}
+
 FP4SIM_AVX2 bool gemm_bw_grouped(const Ctx& c, size_t M, size_t N, size_t K, const uint8_t* a,
                                  const uint32_t* sa, const uint8_t* b, const uint32_t* sb,
                                  const float* cm, float alpha, unsigned threads, float* d) {
   if (c.group != 16 || c.k != 64) return false;
   const size_t nblk = K / static_cast<size_t>(c.block);
-  // q = 2 * E2M1 value, from the float table as decode_rows reads it.
-  std::array<int8_t, 256> ta{}, tb{};
-  for (int v = 0; v < 256; ++v) {
-    ta[v] = static_cast<int8_t>(c.f_a->v[v & c.mask_a] * 2.0f);
-    tb[v] = static_cast<int8_t>(c.f_b->v[v & c.mask_b] * 2.0f);
-  }
+  std::array<int8_t, 256> ta, tb;
+  doubled_e2m1_tables(c, ta, tb);
   std::vector<int8_t> qa(M * K), qb(N * K);
   for (size_t x = 0; x < M * K; ++x) qa[x] = ta[a[x]];
   for (size_t x = 0; x < N * K; ++x) qb[x] = tb[b[x]];
@@ -470,11 +475,8 @@ FP4SIM_AVX512 bool gemm_bw_grouped512(const Ctx& c, size_t M, size_t N, size_t K
                                       const float* cm, float alpha, unsigned threads, float* d) {
   if (c.group != 16 || c.k != 64) return false;
   const size_t nblk = K / static_cast<size_t>(c.block);
-  std::array<int8_t, 256> ta{}, tb{};
-  for (int v = 0; v < 256; ++v) {
-    ta[v] = static_cast<int8_t>(c.f_a->v[v & c.mask_a] * 2.0f);
-    tb[v] = static_cast<int8_t>(c.f_b->v[v & c.mask_b] * 2.0f);
-  }
+  std::array<int8_t, 256> ta, tb;
+  doubled_e2m1_tables(c, ta, tb);
   // Scale tables by code: f = m * 2^(e - mb_s - 1) (the 1/4 of q * q folded in), e, NaN / Inf.
   std::array<double, 256> sf{};
   std::array<int32_t, 256> se{};
