@@ -203,6 +203,20 @@ FP4SIM_AVX512_INLINE void sr_block_bytes(const QuantOptions& opt, uint64_t first
   for (size_t i = 0; i < nb; ++i) sr_bytes(opt.seed, opt.stream, starts[b0 + i], B, rb + i * B);
 }
 
+// One NVFP4 block of sixteen values at xb: its E2M1 codes of x * inv (RNE, or SR with the block's
+// sixteen random bytes r), decoded, then (value * s) * S_dec (g) as dequant_blocks computes it.
+template <bool SR, int Stream>
+FP4SIM_AVX512_INLINE void fake_e2m1_16(const float* xb, float inv, float s, const uint8_t* r, const SmallFmtConst& c,
+                                       __m512 t16, __m512 g, float* ob) {
+  const __m512 xv = _mm512_loadu_ps(xb);
+  const __m512 vinv = _mm512_set1_ps(inv);
+  __m512i cc;
+  if constexpr (SR) cc = small_codes_16<true>(_mm512_mul_ps(xv, vinv), xv, rbytes_16(r), c);
+  else cc = e2m1_rne_16(xv, vinv);
+  const __m512 q = _mm512_permutexvar_ps(cc, t16);
+  store16<Stream>(ob, _mm512_mul_ps(_mm512_mul_ps(q, _mm512_set1_ps(s)), g));
+}
+
 // NVFP4 1x16: nvfp4_1x16's scale chain for sixteen blocks, then per block the codes (RNE by the
 // arithmetic of e2m1_rne_16, which gives the codes of store_e2m1_64; SR by small_codes_16) and
 // (value * s) * S_dec as dequant_blocks computes it.
@@ -224,15 +238,8 @@ FP4SIM_AVX512 void fake_nvfp4(const float* x, size_t n_blocks, Nvfp4TensorScale 
     const __m512i code = ue4m3_rne_sat_16(_mm512_mul_ps(_mm512_castsi512_ps(nvfp4_block_maxima_16(xc, nb)), mult));
     _mm512_store_ps(inv16, nvfp4_inverse_16(code, ts.s_dec));
     _mm512_store_ps(s16, ue4m3_value_16(code));
-    for (size_t i = 0; i < nb; ++i) {
-      const __m512 xv = _mm512_loadu_ps(xc + 16 * i);
-      const __m512 vinv = _mm512_set1_ps(inv16[i]);
-      __m512i cc;
-      if constexpr (SR) cc = small_codes_16<true>(_mm512_mul_ps(xv, vinv), xv, rbytes_16(rb.data() + 16 * i), c);
-      else cc = e2m1_rne_16(xv, vinv);
-      const __m512 q = _mm512_permutexvar_ps(cc, t16);
-      store16<Stream>(oc + 16 * i, _mm512_mul_ps(_mm512_mul_ps(q, _mm512_set1_ps(s16[i])), g));
-    }
+    for (size_t i = 0; i < nb; ++i)
+      fake_e2m1_16<SR, Stream>(xc + 16 * i, inv16[i], s16[i], rb.data() + 16 * i, c, t16, g, oc + 16 * i);
   }
 }
 
@@ -276,15 +283,8 @@ FP4SIM_AVX512 void fake_nvfp4_2d(const float* x, size_t rows, size_t cols, Nvfp4
       const float* xr = x + r * cols;
       float* orow = out + r * cols;
       if constexpr (SR) sr_bytes(opt.seed, opt.stream, starts ? starts[r] : first_index + r * cols, cols, rb.data());
-      for (size_t t = 0; t < sc; ++t) {
-        const __m512 xv = _mm512_loadu_ps(xr + 16 * t);
-        const __m512 vinv = _mm512_set1_ps(inv[t]);
-        __m512i cc;
-        if constexpr (SR) cc = small_codes_16<true>(_mm512_mul_ps(xv, vinv), xv, rbytes_16(rb.data() + 16 * t), c);
-        else cc = e2m1_rne_16(xv, vinv);
-        const __m512 q = _mm512_permutexvar_ps(cc, t16);
-        store16<Stream>(orow + 16 * t, _mm512_mul_ps(_mm512_mul_ps(q, _mm512_set1_ps(sv[t])), g));
-      }
+      for (size_t t = 0; t < sc; ++t)
+        fake_e2m1_16<SR, Stream>(xr + 16 * t, inv[t], sv[t], SR ? rb.data() + 16 * t : nullptr, c, t16, g, orow + 16 * t);
     }
   }
 }
