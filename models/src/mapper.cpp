@@ -57,6 +57,9 @@ Shape make_shape(Params& p, const Workload& w) {
       bad("model parameter '" + std::string(d.key) + "' = " + std::to_string(v) + " is out of range (" +
           std::to_string(d.min) + " to " + std::to_string(d.max) + ")");
   }
+  if (p.hbm_channels % p.dies)
+    bad("model parameter 'hbm_channels' = " + std::to_string(p.hbm_channels) + " is not a multiple of 'dies' = " +
+        std::to_string(p.dies) + " (each die has its own HBM stacks)");
   if (!p.pipeline_depth) p.pipeline_depth = rtl_pipeline_depth(p.engine, w.cfg);
   if (p.engine == EngineKind::TensorCore && p.cta_group == 2) {
     pair_cores(p);

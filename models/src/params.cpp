@@ -25,6 +25,7 @@ constexpr std::string_view kOutFormats[] = {"none", "nvfp4", "mxfp8", "hif4"};
 constexpr std::string_view kRasters[] = {"auto", "n", "m"};
 constexpr std::string_view kOutDtypes[] = {"fp32", "bf16", "fp16", "fp8"};
 constexpr std::string_view kSwaps[] = {"auto", "off", "on"};
+constexpr std::string_view kPages[] = {"open", "closed"};
 
 // One key: where it lives in Params, its unit, range and help. `tc` / `cube`: which engines have it.
 struct Key {
@@ -32,7 +33,7 @@ struct Key {
   int64_t Params::*field;  // numeric keys
   int64_t min, max;
   bool tc, cube;
-  int enum_id;  // 0 numeric, 1 out_format, 2 raster, 3 out_dtype, 4 swap_ab
+  int enum_id;  // 0 numeric, 1 out_format, 2 raster, 3 out_dtype, 4 swap_ab, 5 hbm_page_policy
 };
 
 constexpr int64_t kMaxI = int64_t{1} << 40;
@@ -56,6 +57,22 @@ constexpr Key kKeys[] = {
      &Params::die_link_queue, 1, 1 << 20, true, true, 0},
     {"l2_mshrs", "misses", "L2 misses in flight per die (MSHRs)", &Params::l2_mshrs, 1, 1 << 20, true, true, 0},
     {"dram_queue", "requests", "L2 -> HBM request queue per die", &Params::dram_queue, 1, 1 << 20, true, true, 0},
+    {"hbm_channels", "channels", "HBM pseudo-channels of the chip (0 = an ideal port: bandwidth and latency only)",
+     &Params::hbm_channels, 0, 1 << 16, true, true, 0},
+    {"hbm_banks", "banks", "banks per HBM pseudo-channel", &Params::hbm_banks, 1, 1024, true, true, 0},
+    {"hbm_page_bytes", "B", "HBM row buffer (page) per pseudo-channel", &Params::hbm_page_bytes, 32, 1 << 20, true,
+     true, 0},
+    {"hbm_interleave_bytes", "B", "bytes per pseudo-channel before the address moves to another",
+     &Params::hbm_interleave_bytes, 32, 1 << 20, true, true, 0},
+    {"hbm_t_rcd_ns", "ns", "HBM activate to column access (tRCD)", &Params::hbm_t_rcd_ns, 0, 100000, true, true, 0},
+    {"hbm_t_rp_ns", "ns", "HBM precharge (tRP)", &Params::hbm_t_rp_ns, 0, 100000, true, true, 0},
+    {"hbm_t_ras_ns", "ns", "HBM activate to precharge, least (tRAS)", &Params::hbm_t_ras_ns, 0, 100000, true, true, 0},
+    {"hbm_t_faw_ns", "ns", "HBM window of four activates per pseudo-channel (tFAW)", &Params::hbm_t_faw_ns, 0, 100000,
+     true, true, 0},
+    {"hbm_t_turnaround_ns", "ns", "HBM bus turnaround between reads and writes", &Params::hbm_t_turnaround_ns, 0,
+     100000, true, true, 0},
+    {"hbm_page_policy", "", "HBM page policy: open (rows stay open) or closed (precharge after each access)", nullptr,
+     0, 0, true, true, 5},
     {"core_load_bytes_per_cycle", "B/cycle", "one core's load link (TMA / MTE2)", &Params::core_load_bytes_per_cycle,
      1, kMaxI, true, true, 0},
     {"core_store_bytes_per_cycle", "B/cycle", "one core's store link", &Params::core_store_bytes_per_cycle, 1, kMaxI,
@@ -130,6 +147,7 @@ std::vector<ParamDesc> make_table(EngineKind e) {
     if (k.enum_id == 2) d.choices.assign(std::begin(kRasters), std::end(kRasters));
     if (k.enum_id == 3) d.choices.assign(std::begin(kOutDtypes), std::end(kOutDtypes));
     if (k.enum_id == 4) d.choices.assign(std::begin(kSwaps), std::end(kSwaps));
+    if (k.enum_id == 5) d.choices.assign(std::begin(kPages), std::end(kPages));
     t.push_back(std::move(d));
   }
   return t;
@@ -149,7 +167,20 @@ Params default_params(EngineKind e) {
   p.swap_ab = SwapAb::Auto;
   p.cluster_sms = 1;  // the mapper's kernel: one-SM CTAs, no cluster
   p.cta_group = 1;
+  // HBM organization and timing: JEDEC HBM3 pseudo-channels (32 per stack, 1 KiB pages, 4 bank
+  // groups of 4 banks per stack ID) and the timings of Ramulator 2's HBM3 preset, in ns (docs/models.md
+  // "HBM"); the interleave is an fp4sim choice.
+  p.hbm_page_bytes = 1024;
+  p.hbm_interleave_bytes = 256;
+  p.hbm_t_rcd_ns = 7;
+  p.hbm_t_rp_ns = 7;
+  p.hbm_t_ras_ns = 17;
+  p.hbm_t_faw_ns = 15;
+  p.hbm_t_turnaround_ns = 10;
+  p.hbm_page_policy = HbmPage::Open;
   if (e == EngineKind::TensorCore) {
+    p.hbm_channels = 256;  // 8 HBM3e stacks x 32 pseudo-channels
+    p.hbm_banks = 32;      // 8-high stacks: two stack IDs of 16 banks
     p.clock_mhz = 1856;      // the tensor clock the dense FP4 peak implies
     p.clock_fp4_mhz = 1050;  // fitted: sustained NVFP4 / MXFP4 rate of the CUTLASS GEMMs
     p.clock_fp8_mhz = 1300;  // fitted: sustained MXFP8 rate
@@ -159,6 +190,8 @@ Params default_params(EngineKind e) {
     p.clock_fp4_mhz = 1800;  // no sign of a lower sustained clock (0.89 of the FP16 peak measured)
     p.clock_fp8_mhz = 1800;
     p.launch_ns = 10000;     // fitted: torch_npu matmul's fixed cost (1024^3 point)
+    p.hbm_channels = 64;     // 4 HBM2e stacks x 16 pseudo-channels
+    p.hbm_banks = 16;        // 4 bank groups of 4, one stack ID
   }
   if (e == EngineKind::TensorCore) {
     // B200-class (HGX B200), clock 1.856 GHz (the tensor clock the dense FP4 peak implies).
@@ -248,7 +281,8 @@ void set_param(Params& p, std::string_view key, std::string_view value) {
                                            {std::begin(kOutFormats), std::end(kOutFormats)},
                                            {std::begin(kRasters), std::end(kRasters)},
                                            {std::begin(kOutDtypes), std::end(kOutDtypes)},
-                                           {std::begin(kSwaps), std::end(kSwaps)}};
+                                           {std::begin(kSwaps), std::end(kSwaps)},
+                                           {std::begin(kPages), std::end(kPages)}};
     const std::string_view* b = lists[k->enum_id][0];
     const std::string_view* e = lists[k->enum_id][1];
     const auto* it = std::find(b, e, value);
@@ -260,7 +294,8 @@ void set_param(Params& p, std::string_view key, std::string_view value) {
     if (k->enum_id == 1) p.out_format = static_cast<OutFormat>(it - b);
     else if (k->enum_id == 2) p.raster = static_cast<Raster>(it - b);
     else if (k->enum_id == 3) p.out_dtype = static_cast<OutDtype>(it - b);
-    else p.swap_ab = static_cast<SwapAb>(it - b);
+    else if (k->enum_id == 4) p.swap_ab = static_cast<SwapAb>(it - b);
+    else p.hbm_page_policy = static_cast<HbmPage>(it - b);
     return;
   }
   int64_t v = 0;
@@ -282,6 +317,7 @@ std::string get_param(const Params& p, std::string_view key) {
   if (k->enum_id == 2) return std::string(kRasters[static_cast<int>(p.raster)]);
   if (k->enum_id == 3) return std::string(kOutDtypes[static_cast<int>(p.out_dtype)]);
   if (k->enum_id == 4) return std::string(kSwaps[static_cast<int>(p.swap_ab)]);
+  if (k->enum_id == 5) return std::string(kPages[static_cast<int>(p.hbm_page_policy)]);
   return std::to_string(p.*(k->field));
 }
 
@@ -321,10 +357,10 @@ const std::vector<std::string_view>& stall_causes(EngineKind e) {
 }
 
 const std::vector<std::string_view>& byte_levels(EngineKind e) {
-  static const std::vector<std::string_view> tc = {"dram_read", "dram_write", "l2_read", "l2_write", "die_link",
+  static const std::vector<std::string_view> tc = {"dram_read", "dram_write", "dram_row_open", "l2_read", "l2_write", "die_link",
                                                    "smem_write", "smem_read", "tmem_scale", "tmem_accumulator",
                                                    "global_store"};
-  static const std::vector<std::string_view> cube = {"dram_read", "dram_write", "l2_read", "l2_write", "die_link", "l1_write",
+  static const std::vector<std::string_view> cube = {"dram_read", "dram_write", "dram_row_open", "l2_read", "l2_write", "die_link", "l1_write",
                                                      "l0a", "l0b", "l0c", "global_store"};
   return e == EngineKind::TensorCore ? tc : cube;
 }

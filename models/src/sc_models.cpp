@@ -27,6 +27,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "hbm.hpp"
 #include "model.hpp"
 #include "sc_channel.hpp"
 
@@ -195,6 +196,11 @@ struct MemReq {
   uint64_t tag = 0;
   Channel<MemResp>* reply = nullptr;
   uint8_t src = 0;  // the die of the requesting core (set by its die's L2 port)
+  // Where the bytes lie in memory, for HBM's channels, banks and rows: rows of `seg` bytes (0: one
+  // contiguous run) `stride` apart, the first at `row`, the request starting `skip` bytes into it.
+  uint64_t row = 0;
+  uint32_t skip = 0, seg = 0;
+  uint64_t stride = 0;
 };
 
 // LRU over request keys, capacity in bytes. Every L2 request looks a key up among tens of
@@ -341,6 +347,7 @@ class MemorySystem : public sc_module, ChannelListener {
       sc_core::sc_spawn([this, d] { l2_port(d); }, sc_core::sc_gen_unique_name("l2_port"), &o);
       sc_core::sc_spawn([this, d] { dram_port(d); }, sc_core::sc_gen_unique_name("dram_port"), &o);
       sc_core::sc_spawn([this, d] { link(d); }, sc_core::sc_gen_unique_name("die_link"), &o);
+      sc_core::sc_spawn([this, d] { write_tail(d); }, sc_core::sc_gen_unique_name("hbm_writes"), &o);
     }
   }
   void trace(sc_core::sc_trace_file* f, const std::string& prefix) {  // core 0's requests, die 0's HBM queues
@@ -365,6 +372,7 @@ class MemorySystem : public sc_module, ChannelListener {
       x.pending.clear();
       x.l2.reset(), x.dram.reset(), x.xbw.reset();
       x.mshrs = x.far_mshrs = 0;
+      x.writes_end = 0;
       // Die d has the active cores [ceil(d * active / dies), ceil((d + 1) * active / dies)).
       x.lo = d < ndies_ ? 2 * ((d * active + ndies_ - 1) / ndies_) : 0;
       x.hi = d + 1 < ndies_ ? 2 * (((d + 1) * active + ndies_ - 1) / ndies_) : d + 1 == ndies_ ? 2 * cores : 0;
@@ -376,7 +384,35 @@ class MemorySystem : public sc_module, ChannelListener {
     active_ = std::max<size_t>(1, active);
     l2_bw_ = static_cast<double>(p.l2_bytes_per_cycle) / static_cast<double>(ndies_);
     dram_bw_ = static_cast<double>(p.dram_bytes_per_cycle) / static_cast<double>(ndies_);
+    // HBM's timings are nanoseconds: in cycles of the job's clock.
+    banked_ = p.hbm_channels > 0;
+    if (banked_) {
+      const double cyc_per_ns = g_job.s->clock_mhz / 1000.0;
+      HbmTiming t;
+      t.channels = static_cast<uint32_t>(p.hbm_channels / static_cast<int64_t>(ndies_));
+      t.banks = static_cast<uint32_t>(p.hbm_banks);
+      t.page_bytes = static_cast<uint64_t>(p.hbm_page_bytes);
+      t.interleave = static_cast<uint64_t>(p.hbm_interleave_bytes);
+      t.bus = dram_bw_ / t.channels;
+      t.rcd = static_cast<double>(p.hbm_t_rcd_ns) * cyc_per_ns;
+      t.rp = static_cast<double>(p.hbm_t_rp_ns) * cyc_per_ns;
+      t.ras = static_cast<double>(p.hbm_t_ras_ns) * cyc_per_ns;
+      t.faw = static_cast<double>(p.hbm_t_faw_ns) * cyc_per_ns;
+      t.turnaround = static_cast<double>(p.hbm_t_turnaround_ns) * cyc_per_ns;
+      t.open_page = p.hbm_page_policy == HbmPage::Open;
+      // dram_latency is an access to a precharged bank (its activate included): what the rest of
+      // the path adds to the DRAM's own time.
+      path_latency_ = std::max(0.0, static_cast<double>(p.dram_latency) - t.rcd);
+      for (size_t d = 0; d < ndies_; ++d) dies_[d]->hbm.reset(t);
+    }
   }
+  // HBM bytes whose access had to open a row (0 with the ideal port).
+  uint64_t row_open_bytes() const {
+    uint64_t n = 0;
+    for (size_t d = 0; banked_ && d < ndies_; ++d) n += dies_[d]->hbm.opened;
+    return n;
+  }
+
 
  private:
   struct LinkItem {
@@ -393,6 +429,9 @@ class MemorySystem : public sc_module, ChannelListener {
     Channel<LinkItem> link_q;
     L2Cache cache;
     Port l2, dram, xbw;
+    HbmDie hbm;
+    sc_core::sc_event wrote;   // a write was given to the banks: keep the job running until writes_end
+    uint64_t writes_end = 0;
     std::unordered_map<uint64_t, std::vector<MemReq>> pending;  // misses in flight and the requests merged on them
     size_t mshrs = 0;      // misses in flight to HBM
     size_t far_mshrs = 0;  // far misses in flight to their home dies (for the near copy; a separate
@@ -584,14 +623,36 @@ class MemorySystem : public sc_module, ChannelListener {
     unit_loop([&] {
       const MemReq r = x.dram_q.pop();
       wake(x, now_cycles());  // a place in the queue: the port may take a miss or a write again
-      const uint64_t done = x.dram.take(r.bytes, dram_bw_);
+      // The die's HBM bandwidth paces the port (the queue backs up behind it); with channels and
+      // banks, a request is done when its chunks are through their banks and channel buses.
+      // (Both from the cycle the request reached the controller.)
+      const uint64_t arrived = g_job.now();
+      uint64_t done = x.dram.take(r.bytes, dram_bw_), lat = static_cast<uint64_t>(g_job.p->dram_latency);
+      if (banked_) {
+        const double end = x.hbm.access(static_cast<double>(arrived), r.row, r.skip, r.bytes, r.seg, r.stride, r.write);
+        const double now = static_cast<double>(g_job.now());
+        if (end > now) done = std::max(done, static_cast<uint64_t>(std::ceil(end - now - 1e-9)));
+        lat = static_cast<uint64_t>(std::llround(path_latency_));
+      }
       if (r.write) {
+        // The job ends when the last byte of D is in HBM; the port goes on with the next request
+        // while the write finishes.
         dram_write += r.bytes;
-        wait_cycles(done);  // the job ends when the last byte of D is in HBM
+        x.writes_end = std::max(x.writes_end, g_job.now() + done);
+        x.wrote.notify(sc_core::SC_ZERO_TIME);
       } else {
         dram_read += r.bytes;
-        x.fill.push(r, done + static_cast<uint64_t>(g_job.p->dram_latency));
+        x.fill.push(r, done + lat);
       }
+    });
+  }
+  // Holds the job open until the last write given to the banks is in HBM.
+  void write_tail(size_t d) {
+    Die& x = *dies_[d];
+    unit_loop([&] {
+      sc_core::wait(x.wrote);
+      check_abort();
+      while (g_job.now() < x.writes_end) wait_cycles(x.writes_end - g_job.now());
     });
   }
   // The die's outgoing link: requests (a write carries its bytes) and replies (a read's bytes) at
@@ -619,6 +680,8 @@ class MemorySystem : public sc_module, ChannelListener {
   std::vector<uint64_t> queued_;  // bit i: request channel i is not empty
   size_t active_ = 1, ndies_ = 1;
   double l2_bw_ = 1, dram_bw_ = 1;  // per die
+  bool banked_ = false;             // HBM channels and banks (else the ideal port alone)
+  double path_latency_ = 0;         // dram_latency less the activate
 };
 
 // Which bytes a request carries: operand, first row, rows, first K element, K extent.
@@ -633,25 +696,45 @@ uint64_t mem_key(uint64_t operand, uint64_t r0, uint64_t rows, uint64_t k0, uint
 
 constexpr uint64_t kRequestBytes = 4096;  // largest single memory request (a TMA box / MTE2 burst)
 
-// A rectangle of one operand to load: rows x k elements (and their scales) or FP32 C.
+// A rectangle of one operand to load: rows x k elements (and their scales), or FP32 C (k: columns).
 struct Slab {
   uint8_t operand = 0;  // 0 A, 1 B, 2 C
   size_t r0 = 0, rows = 0, k0 = 0, kk = 0;
 };
+// Where the bytes lie (for HBM's channels and banks): each operand in its own region, A and B
+// K-major, C and D row-major, the scale factors of one tile's K step together (as the 128 x 4
+// scale-factor layout of the Blackwell kernels keeps them).
+uint64_t region(uint64_t operand) { return (operand + 1) << 44; }
+// A request of the memory system: `bytes` of key `key`, in rows of `seg` bytes `stride` apart.
+MemReq request(uint64_t key, uint64_t bytes, uint64_t row, uint64_t skip, uint64_t seg, uint64_t stride) {
+  MemReq r;
+  r.key = key, r.bytes = static_cast<uint32_t>(bytes);
+  r.row = row, r.skip = static_cast<uint32_t>(skip);
+  const bool runs = seg != stride && skip + bytes > seg;  // more than one row, not adjacent
+  r.seg = runs ? static_cast<uint32_t>(seg) : 0, r.stride = runs ? stride : 0;
+  return r;
+}
 // Requests of a slab: runs of whole rows up to kRequestBytes; scales as their own requests.
 template <class F>
 void for_each_request(const Shape& s, const Slab& sl, F&& f) {
-  const double per_row = sl.operand == 2 ? 4.0 * static_cast<double>(sl.kk) : static_cast<double>(sl.kk) * s.eb;
+  const bool c = sl.operand == 2;
+  const double per_row = c ? 4.0 * static_cast<double>(sl.kk) : static_cast<double>(sl.kk) * s.eb;
+  const uint64_t row_bytes = c ? 4 * s.N : static_cast<uint64_t>(static_cast<double>(s.K) * s.eb);
+  const uint64_t col0 = c ? 4 * sl.k0 : static_cast<uint64_t>(static_cast<double>(sl.k0) * s.eb);
   const size_t rows_per = std::max<size_t>(1, static_cast<size_t>(static_cast<double>(kRequestBytes) / per_row));
   for (size_t r = 0; r < sl.rows; r += rows_per) {
     const size_t n = std::min(rows_per, sl.rows - r);
-    f(mem_key(sl.operand, sl.r0 + r, n, sl.k0, sl.kk),
-      static_cast<uint32_t>(std::ceil(static_cast<double>(n) * per_row)));
+    const uint64_t bytes = static_cast<uint64_t>(std::ceil(static_cast<double>(n) * per_row));
+    f(request(mem_key(sl.operand, sl.r0 + r, n, sl.k0, sl.kk), bytes, region(sl.operand) + (sl.r0 + r) * row_bytes + col0,
+              0, static_cast<uint64_t>(std::ceil(per_row)), row_bytes));
   }
-  if (sl.operand != 2) {
+  if (!c) {
     const uint64_t sbytes = sl.rows * (sl.kk / s.block) * s.sb;
-    for (uint64_t b = 0; b < sbytes; b += kRequestBytes)
-      f(mem_key(sl.operand + 8, sl.r0, sl.rows, sl.k0, b), static_cast<uint32_t>(std::min(kRequestBytes, sbytes - b)));
+    const uint64_t at = region(sl.operand + 8) + (sl.r0 * (s.K / s.block) + (sl.k0 / s.block) * sl.rows) * s.sb;
+    for (uint64_t b = 0; b < sbytes; b += kRequestBytes) {
+      const uint64_t n = std::min(kRequestBytes, sbytes - b);
+      f(request(mem_key(sl.operand + 8, sl.r0, sl.rows, sl.k0, b), n, at + b, 0, n, n));
+    }
   }
 }
 
@@ -738,10 +821,11 @@ class LoadEngine : public sc_module {
       const uint64_t tag = seq_++;
       int64_t n = 0;
       for (const Slab& sl : j.slabs)
-        for_each_request(*g_job.s, sl, [&](uint64_t key, uint32_t bytes) {
+        for_each_request(*g_job.s, sl, [&](MemReq r) {
           // One cycle to the L2: the port sees each cycle's requests together, whatever order the
           // cores' threads ran in (same seed, same cycles, whatever the job history).
-          mem->push({key, bytes, false, tag, &resp}, 1);
+          r.tag = tag, r.reply = &resp;
+          mem->push(r, 1);
           ++n;
         });
       // +=: while this thread was blocked pushing (the L2 queue is bounded), receive() may already
@@ -890,7 +974,16 @@ class StoreUnit : public sc_module {
           default:
             if (!push_ready(*mem)) return;
             // Like a load, a store reaches the L2 one cycle after it has crossed the link.
-            mem->push_now({mem_key(3, t_.tile.r0, t_.tile.c0, off_, 0), b_, true, 0, nullptr}, done_ + 1);
+            {
+              // D row-major in its own region: the tile's rows of out_bytes(1, cols), N's apart.
+              const Shape& s = *g_job.s;
+              const uint64_t seg = std::max<uint64_t>(1, s.out_bytes(1, t_.tile.cols)), stride = s.out_bytes(1, s.N);
+              MemReq r = request(mem_key(3, t_.tile.r0, t_.tile.c0, off_, 0), b_,
+                                 region(3) + (t_.tile.r0 + off_ / seg) * stride + s.out_bytes(1, t_.tile.c0), off_ % seg,
+                                 seg, stride);
+              r.write = true;
+              mem->push_now(r, done_ + 1);
+            }
             left_ -= b_;
             off_ += kRequestBytes;
             phase_ = 1;
@@ -905,7 +998,7 @@ std::vector<Slab> step_slabs(const Tile& t, size_t k0, size_t kk, bool with_a, b
   std::vector<Slab> v;
   if (with_a) v.push_back({0, t.r0, t.rows, k0, kk});
   v.push_back({1, t.c0, t.cols, k0, kk});
-  if (first && g_job.s->has_c) v.push_back({2, t.r0 * 1000003 + t.c0, t.rows, 0, t.cols});
+  if (first && g_job.s->has_c) v.push_back({2, t.r0, t.rows, t.c0, t.cols});
   return v;
 }
 
@@ -1551,6 +1644,7 @@ Stats run_on(Chip<Core>& chip, const Params& p, const Shape& s, const Mapping& m
   bytes["dram_read"] = chip.mem.dram_read, bytes["dram_write"] = chip.mem.dram_write;
   bytes["l2_read"] = chip.mem.l2_read, bytes["l2_write"] = chip.mem.l2_write;
   bytes["die_link"] = chip.mem.link_bytes;
+  bytes["dram_row_open"] = chip.mem.row_open_bytes();
   bytes[p.engine == EngineKind::TensorCore ? "smem_write" : "l1_write"] = chip.mem.l2_read;
   for (std::string_view l : byte_levels(p.engine)) st.bytes.emplace_back(std::string(l), bytes[std::string(l)]);
   return st;

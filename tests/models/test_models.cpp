@@ -28,6 +28,7 @@
 #include "fp4sim/models/models.hpp"
 #include "fp4sim/models/unit_latency.hpp"
 #include "fp4sim/quant.hpp"
+#include "../../models/src/hbm.hpp"
 
 namespace {
 
@@ -211,6 +212,7 @@ fm::Params bare(fm::EngineKind e) {
   p.out_dtype = fm::OutDtype::Fp32;
   p.clock_fp4_mhz = p.clock_fp8_mhz = p.clock_mhz;
   p.swap_ab = fm::SwapAb::Off;
+  p.hbm_channels = 0;  // the ideal HBM port (the banked HBM has its own tests, "Hbm")
   return p;
 }
 fm::Params params(fm::EngineKind e, std::initializer_list<std::pair<const char*, const char*>> kv) {
@@ -678,6 +680,116 @@ TEST(Memory, MoreLinkMshrsOrQueueNeverSlower) {
     }
     monotone_memory(fm::EngineKind::Cube, "l2_mshrs", {"1", "2", "4", "8", "16", "256"}, cu, t);
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// HBM as pseudo-channels of banks (docs/models.md "HBM"): the die's model alone, hand-derived.
+// One pseudo-channel of one bank, a 64 B/cycle bus, pages = interleave = 1 KiB, tRCD = tRP = 10,
+// tRAS = 20 cycles, no tFAW.
+fm::HbmTiming one_bank(bool open_page, double turnaround = 0) {
+  fm::HbmTiming t;
+  t.channels = 1, t.banks = 1, t.page_bytes = 1024, t.interleave = 1024, t.bus = 64;
+  t.rcd = 10, t.rp = 10, t.ras = 20, t.faw = 0, t.turnaround = turnaround, t.open_page = open_page;
+  return t;
+}
+
+TEST(Hbm, RowHitMissConflictHandDerived) {
+  fm::HbmDie h;
+  h.reset(one_bank(true));
+  // Closed bank: activate at 0, column at 10, 1 KiB = 16 cycles on the bus and out of the bank: 26.
+  EXPECT_DOUBLE_EQ(h.access(0, 0, 0, 1024, 0, 0, false), 26.0);
+  // Row hit at 100: column at once, 116.
+  EXPECT_DOUBLE_EQ(h.access(100, 0, 0, 1024, 0, 0, false), 116.0);
+  // The next page on the same bank at 200: precharge (tRAS since 0 is long over) 200-210, activate,
+  // column at 220: 236.
+  EXPECT_DOUBLE_EQ(h.access(200, 1024, 0, 1024, 0, 0, false), 236.0);
+  // Closed pages: every access activates. 26; the precharge follows at max(0 + 20, 26) = 26-36.
+  h.reset(one_bank(false));
+  EXPECT_DOUBLE_EQ(h.access(0, 0, 0, 1024, 0, 0, false), 26.0);
+  EXPECT_DOUBLE_EQ(h.access(100, 0, 0, 1024, 0, 0, false), 126.0);  // no hit: 10 slower than open
+  EXPECT_DOUBLE_EQ(h.access(200, 1024, 0, 1024, 0, 0, false), 226.0);  // no conflict: 10 faster
+}
+
+TEST(Hbm, StridedRowsOpenOnePageEach) {
+  fm::HbmDie h;
+  h.reset(one_bank(true));
+  // 512 B contiguous: one page, 10 + 8 = 18.
+  EXPECT_DOUBLE_EQ(h.access(0, 0, 0, 512, 0, 0, false), 18.0);
+  // The same 512 B as 4 rows of 128 B, 4 KiB apart (a K slice of four operand rows): four pages of
+  // one bank. Row 0 (page 0 is open from above: a hit at 18, 2 cycles): 20. Row 1: precharge at
+  // max(20, 0 + 20) = 20, activate 30, column 40, 42. Row 2: precharge at max(42, 30 + 20) = 50,
+  // activate 60, 72. Row 3: precharge at max(72, 60 + 20) = 80, 102.
+  EXPECT_DOUBLE_EQ(h.access(0, 0, 0, 512, 128, 4096, false), 102.0);
+  // A request that starts 64 B into its first row: rows of 128 B from 8192 (64 B left of it),
+  // then 12288 (128 B): two conflicts, precharges at max(102, 90 + 20) = 110 and max(132, 120 + 20).
+  EXPECT_DOUBLE_EQ(h.access(0, 8192, 64, 192, 128, 4096, false), 162.0);
+}
+
+TEST(Hbm, ReadWriteTurnaroundHandDerived) {
+  // A 64 B write at 0 opens page 0 (column at 10, out of the bank at 11, the bus booked 0-1); a
+  // 1 KiB read of the same page at 0 then hits: column at 11, out of the bank at 27. Its bus
+  // transfer follows the write's, after the turnaround: without one it ends at 17 (the bank's 27
+  // decides), with 30 cycles at 1 + 30 + 16 = 47.
+  for (double turn : {0.0, 30.0}) {
+    fm::HbmDie h;
+    h.reset(one_bank(true, turn));
+    EXPECT_DOUBLE_EQ(h.access(0, 0, 0, 64, 0, 0, true), 11.0);
+    EXPECT_DOUBLE_EQ(h.access(0, 0, 0, 1024, 0, 0, false), turn > 0 ? 47.0 : 27.0);
+  }
+}
+
+// With one pseudo-channel per die and no DRAM timings the banked HBM is the ideal port: the same
+// bus, the same latency, the same cycles (both engines, a layer with C, several cores and two dies).
+TEST(Hbm, OneChannelWithoutTimingsIsTheIdealPort) {
+  for (fm::EngineKind e : {fm::EngineKind::TensorCore, fm::EngineKind::Cube}) {
+    const bool tc = e == fm::EngineKind::TensorCore;
+    Problem pr = make_problem(tc ? MmaKindId::Mxf4Nvf4 : MmaKindId::Hif4, tc ? Model::Blackwell : Model::AscendHif4, 256,
+                              512, 1024, true, 7);
+    fm::Workload w = pr.workload();
+    w.timing_only = true;
+    fm::Params ideal = params(e, {{"cores", "4"}, {"dies", tc ? "2" : "1"}, {"mapper_candidates", "1"}});
+    fm::Params banked = ideal;
+    for (const auto& [k, v] : {std::pair{"hbm_channels", tc ? "2" : "1"}, {"hbm_t_rcd_ns", "0"}, {"hbm_t_rp_ns", "0"},
+                               {"hbm_t_ras_ns", "0"}, {"hbm_t_faw_ns", "0"}, {"hbm_t_turnaround_ns", "0"}})
+      fm::set_param(banked, k, v);
+    const fm::Stats a = fm::run(ideal, w).stats, b = fm::run(banked, w).stats;
+    EXPECT_EQ(a.cycles, b.cycles) << fm::engine_name(e);
+    EXPECT_EQ(a.bytes_of("dram_read"), b.bytes_of("dram_read"));
+  }
+}
+
+// Physical properties on one SM streaming from HBM (l2_bytes 0: every request a miss), 8
+// pseudo-channels, one die: the streams of A, B and their scales share the banks, so with few banks
+// they close each other's rows. More banks open fewer rows and are faster, one bank by a lot;
+// closed pages open a row for every byte and are slower than open ones on whole rows (K = tile_k =
+// 256: A and B contiguous), where consecutive requests find their page open.
+TEST(Hbm, BanksAndPagesShapeTheStream) {
+  const auto run = [](std::initializer_list<std::pair<const char*, const char*>> kv, size_t n, size_t k) {
+    fm::Params p = stream_tc({{"dies", "1"}, {"hbm_channels", "8"}, {"dram_bytes_per_cycle", "256"}});
+    for (const auto& [key, v] : kv) fm::set_param(p, key, v);
+    const fm::Result r = fm::run(p, timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, 128, n, k), mode(fm::Timing::Cycle));
+    check_stats(r.stats, 128, n, k);
+    return r.stats;
+  };
+  const auto cyc = [](const fm::Stats& st) { return static_cast<double>(st.cycles); };
+  // The share of HBM bytes that had to open a row.
+  const auto opened = [](const fm::Stats& st) {
+    return static_cast<double>(st.bytes_of("dram_row_open")) /
+           static_cast<double>(st.bytes_of("dram_read") + st.bytes_of("dram_write"));
+  };
+  const fm::Stats b1 = run({{"hbm_banks", "1"}}, 128, 4096), b4 = run({{"hbm_banks", "4"}}, 128, 4096),
+                  b32 = run({{"hbm_banks", "32"}}, 128, 4096), ideal = run({{"hbm_channels", "0"}}, 128, 4096);
+  EXPECT_GT(cyc(b1), cyc(b4));
+  EXPECT_GE(cyc(b4), cyc(b32));
+  EXPECT_GT(cyc(b1), 1.2 * cyc(b32)) << cyc(b1) << " vs " << cyc(b32);
+  EXPECT_GE(opened(b1), opened(b4));
+  EXPECT_GT(opened(b4), opened(b32));
+  EXPECT_EQ(ideal.bytes_of("dram_row_open"), 0u);
+  const fm::Stats rows_open = run({{"hbm_banks", "4"}}, 4096, 256),
+                  rows_closed = run({{"hbm_banks", "4"}, {"hbm_page_policy", "closed"}}, 4096, 256);
+  EXPECT_LT(cyc(rows_open), cyc(rows_closed));
+  EXPECT_DOUBLE_EQ(opened(rows_closed), 1.0);
+  EXPECT_LT(opened(rows_open), 1.0);
 }
 
 TEST(Properties, LargeComputeBoundReachesPeak) {

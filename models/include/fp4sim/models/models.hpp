@@ -84,6 +84,9 @@ enum class Raster : uint8_t { Auto, AlongN, AlongM };
 // D as the epilogue stores it when no quantize unit runs (registers -> SMEM -> TMA store).
 enum class OutDtype : uint8_t { Fp32, Bf16, Fp16, Fp8 };
 enum class SwapAb : uint8_t { Auto, Off, On };
+// HBM page policy: keep a row open after an access (hits on it are cheap, another row conflicts) or
+// precharge after every access (each access activates).
+enum class HbmPage : uint8_t { Open, Closed };
 std::string_view out_dtype_name(OutDtype d);
 int out_dtype_bytes(OutDtype d);
 std::string_view raster_name(Raster r);  // "auto", "n", "m" (set_param's choices)
@@ -112,6 +115,15 @@ struct Params {
   // and the L2 -> HBM request queue of each die.
   int64_t l2_mshrs = 0;
   int64_t dram_queue = 0;
+  // HBM as pseudo-channels of banks with row buffers (docs/models.md "HBM"), split equally over the
+  // dies; hbm_channels = 0: an ideal port of dram_bytes_per_cycle and dram_latency alone. The
+  // timings are nanoseconds (HBM keeps them whatever the SM clock).
+  int64_t hbm_channels = 0;          // pseudo-channels of the chip
+  int64_t hbm_banks = 0;             // banks per pseudo-channel
+  int64_t hbm_page_bytes = 0;        // row buffer of one pseudo-channel
+  int64_t hbm_interleave_bytes = 0;  // bytes per pseudo-channel before the address moves on
+  int64_t hbm_t_rcd_ns = 0, hbm_t_rp_ns = 0, hbm_t_ras_ns = 0, hbm_t_faw_ns = 0, hbm_t_turnaround_ns = 0;
+  HbmPage hbm_page_policy = HbmPage::Open;
   int64_t core_load_bytes_per_cycle = 0;   // one core's load link (TMA / MTE2 into SMEM / L1)
   int64_t core_store_bytes_per_cycle = 0;  // one core's store link
   // ---- datapath ----
