@@ -120,6 +120,13 @@ BlockFormat out_block_format(OutFormat f) {
 }
 }  // namespace
 
+void add_partials(const std::vector<std::vector<float>>& partials, const Tile& t, std::vector<float>& acc) {
+  for (uint32_t p = 0; p + 1 < t.splits; ++p) {
+    const std::vector<float>& v = partials[t.index * (t.splits - 1) + p];
+    for (size_t e = 0; e < acc.size(); ++e) acc[e] += v[e];
+  }
+}
+
 void init_quantized_output(const Shape& s, Result& r) {
   if (!s.out_block) return;
   r.q_codes.assign(s.M * s.N, 0);
@@ -149,13 +156,17 @@ void run_functional(const Params& p, const Shape& s, const Mapping& m, const Wor
   std::vector<uint8_t> a, b;
   std::vector<uint32_t> sa, sb;
   std::vector<float> acc;
-  for (size_t i = 0; i < g.tiles(); ++i) {
-    const Tile t = g.tile(s, m, i);
+  // Split-K: the partial tiles of parts 0 .. S-2, [tile][part], until the tile's last part sums them.
+  std::vector<std::vector<float>> partials(g.splits > 1 ? g.tiles() * (g.splits - 1) : 0);
+  const size_t kt = static_cast<size_t>(m.tile_k);
+  for (size_t i = 0; i < g.units(); ++i) {
+    const Tile t = g.unit(s, m, i);
     acc.assign(t.rows * t.cols, 0.0f);
-    if (s.has_c)
+    if (s.has_c && !t.partial())
       for (size_t rr = 0; rr < t.rows; ++rr)
         std::copy_n(w.c.data() + (t.r0 + rr) * s.N + t.c0, t.cols, acc.data() + rr * t.cols);
-    for (size_t k0 = 0; k0 < s.K; k0 += step_k) {
+    const size_t k_end = std::min(s.K, t.ks1 * kt);
+    for (size_t k0 = t.ks0 * kt; k0 < k_end; k0 += step_k) {
       const size_t kk = std::min(step_k, s.K - k0), nb = kk / s.block;
       a.resize(t.rows * kk), b.resize(t.cols * kk), sa.resize(t.rows * nb), sb.resize(t.cols * nb);
       copy_block(w.a, s.K, t.r0, t.rows, k0, kk, a.data());
@@ -164,10 +175,15 @@ void run_functional(const Params& p, const Shape& s, const Mapping& m, const Wor
       copy_block(w.sb, nblk, t.c0, t.cols, k0 / s.block, nb, sb.data());
       acc = run_step(w, {t.r0, t.c0, k0}, t.rows, t.cols, kk, a, sa, b, sb, acc);
     }
+    if (t.sums()) add_partials(partials, t, acc);
+    if (t.partial()) {
+      partials[t.index * (t.splits - 1) + t.split] = acc;
+      continue;
+    }
     for (size_t rr = 0; rr < t.rows; ++rr)
       std::copy_n(acc.data() + rr * t.cols, t.cols, r.d.data() + (t.r0 + rr) * s.N + t.c0);
     if (s.out_block) quantize_tile(p, s, t, acc.data(), r);
-    if (progress) progress(static_cast<double>(i + 1) / static_cast<double>(g.tiles()));
+    if (progress) progress(static_cast<double>(i + 1) / static_cast<double>(g.units()));
   }
 }
 

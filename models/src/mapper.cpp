@@ -44,6 +44,7 @@ Shape make_shape(Params& p, const Workload& w) {
   s.eb = element_bytes(w.cfg);
   s.sb = static_cast<size_t>(scale_bytes(w.cfg));
   s.has_c = !w.c.empty();
+  s.timing_only = w.timing_only;
   if (w.K % s.kin) bad("models: K must be a multiple of the instruction K (" + std::to_string(s.kin) + ")");
   if (p.engine == EngineKind::Cube && w.cfg.kind->id == MmaKindId::Mxf8f6f4)
     bad("cube: kinds hif4, mxf4, mxf4nvf4 only");
@@ -137,6 +138,19 @@ Tile Geometry::tile(const Shape& s, const Mapping& m, size_t i) const {
   t.rows = std::min(static_cast<size_t>(m.tile_m), s.M - t.r0);
   t.c0 = nt * static_cast<size_t>(m.tile_n);
   t.cols = std::min(static_cast<size_t>(m.tile_n), s.N - t.c0);
+  t.index = i;
+  t.ks1 = ksteps;
+  return t;
+}
+
+Tile Geometry::unit(const Shape& s, const Mapping& m, size_t i) const {
+  if (splits == 1) return tile(s, m, i);
+  const size_t first = tiles() * (splits - 1);  // the partial parts come first
+  const size_t part = i < first ? i % (splits - 1) : splits - 1;
+  Tile t = tile(s, m, i < first ? i / (splits - 1) : i - first);
+  // Part p of S runs K steps [p * ksteps / S, (p + 1) * ksteps / S): sizes differ by one at most.
+  t.split = static_cast<uint32_t>(part), t.splits = static_cast<uint32_t>(splits);
+  t.ks0 = part * ksteps / splits, t.ks1 = (part + 1) * ksteps / splits;
   return t;
 }
 
@@ -158,6 +172,14 @@ bool fits(const Params& p, const Shape& s, const Mapping& m, Geometry& g, std::s
   g.tiles_m = ceil_div(s.M, static_cast<size_t>(m.tile_m));
   g.tiles_n = ceil_div(s.N, static_cast<size_t>(m.tile_n));
   g.ksteps = ceil_div(s.K, static_cast<size_t>(m.tile_k));
+  FP4SIM_NEED(m.split_k >= 1, "split_k must be at least 1");
+  if (m.split_k > 1) {
+    FP4SIM_NEED(p.engine == EngineKind::TensorCore, "split_k > 1 runs on the tensor core only");
+    FP4SIM_NEED(!s.out_block, "split_k > 1 needs out_format=none (a quantize unit needs the whole sum)");
+    FP4SIM_NEED(static_cast<size_t>(m.split_k) <= g.ksteps,
+                "split_k " + std::to_string(m.split_k) + " exceeds the " + std::to_string(g.ksteps) + " K steps of tile_k");
+  }
+  g.splits = static_cast<size_t>(m.split_k);
   const uint64_t kt = static_cast<uint64_t>(m.tile_k);
   if (p.engine == EngineKind::TensorCore) {
     FP4SIM_NEED(m.tile_m == static_cast<int64_t>(s.mma_m),
@@ -255,7 +277,19 @@ std::vector<Mapping> candidates(const Params& p, const Shape& s) {
             m.stages = std::min<int64_t>(8, static_cast<int64_t>(static_cast<uint64_t>(p.smem_bytes) / stage));
             m.stages = std::max<int64_t>(m.stages, 1);
           }
+          m.split_k = p.split_k ? p.split_k : 1;
           try_add(m);
+          // Split-K where the tiles leave cores idle: 2, 4, ... parts per tile up to two units
+          // per core. Only for timing-only work (the partial sums change D's FP32 order) or pinned.
+          if (p.split_k == 0 && s.timing_only) {
+            const uint64_t tiles = ceil_div(sh.M, static_cast<uint64_t>(m.tile_m)) * ceil_div(sh.N, static_cast<uint64_t>(n)),
+                           ksteps = ceil_div(sh.K, static_cast<uint64_t>(kt)), grid = static_cast<uint64_t>(grid_of(p, m));
+            for (uint64_t parts = 2; tiles < grid && parts <= ksteps && tiles * parts <= 2 * grid; parts *= 2) {
+              Mapping ms = m;
+              ms.split_k = static_cast<int64_t>(parts);
+              try_add(ms);
+            }
+          }
         }
     }
   } else {
@@ -295,7 +329,53 @@ void fill_rooflines(const Params& p, const Shape& s, Stats& st) {
 // ---------------------------------------------------------------------------------------------
 // Analytic mode: per-tile closed forms, waves over the cores, and the chip's bandwidth bounds.
 
+namespace {
+
+// Split-K as the estimate sees it: the units of the split kernel are the tiles of an equivalent
+// problem with S times the tiles along the mapping's N and the longest part's K (A read once per
+// part of its K: the same bytes), without C; then the last parts' sums: each loads the S - 1
+// partial tiles (and C) of its tile over its link, after one HBM latency, in as many rounds as there
+// are last parts per core, bounded by HBM for the partials' stores and loads.
+Stats analytic_split(const Params& p, const Shape& s0, const Mapping& m) {
+  const Shape s = for_mapping(s0, m);
+  const Geometry g = geometry(p, s, m);
+  const uint64_t S = static_cast<uint64_t>(m.split_k), n0 = static_cast<uint64_t>(m.tile_n);
+  Shape e = s0;
+  e.has_c = false;
+  (m.swap_ab ? e.M : e.N) = round_up(s.N, n0) * S;
+  e.K = std::min<uint64_t>(s.K, ceil_div(g.ksteps, S) * static_cast<uint64_t>(m.tile_k));
+  Mapping me = m;
+  me.split_k = 1;
+  Stats st = analytic(p, e, me);
+  const uint64_t rows = std::min<uint64_t>(static_cast<uint64_t>(m.tile_m), s.M), cols = std::min<uint64_t>(n0, s.N);
+  const uint64_t tiles = g.tiles(), active = std::min<uint64_t>(tiles, static_cast<uint64_t>(grid_of(p, m)));
+  const double part_tile = static_cast<double>(rows * cols * 4), partials = static_cast<double>((S - 1) * tiles) * part_tile;
+  const double c_tile = s.has_c ? part_tile : 0.0;
+  const double per_sum = (static_cast<double>(S - 1) * part_tile + c_tile) / static_cast<double>(p.core_load_bytes_per_cycle);
+  const double sums = static_cast<double>(ceil_div(tiles, active)) * per_sum +
+                      static_cast<double>(p.dram_latency + p.l2_latency);
+  const double hbm = (2.0 * partials + static_cast<double>(tiles) * c_tile) / static_cast<double>(p.dram_bytes_per_cycle);
+  const uint64_t extra = static_cast<uint64_t>(std::ceil(std::max(sums, hbm)));
+  st.cycles += extra;
+  st.mapping = m;
+  st.tiles = tiles;
+  st.instructions = tiles * (s.K / s.kin);  // every tile's K chain, whatever the parts
+  fill_rooflines(p, s0, st);
+  // The added cycles: every core of the chip waits (the last parts on the partials, the rest idle).
+  for (auto& [k, v] : st.stalls)
+    if (k == "operand_load") v += extra * static_cast<uint64_t>(p.cores);
+  const uint64_t pb = static_cast<uint64_t>(partials), cb = s.has_c ? tiles * rows * cols * 4 : 0;
+  for (auto& [k, v] : st.bytes) {
+    if (k == "dram_write" || k == "l2_write" || k == "global_store") v = s.out_bytes(s.M, s.N) + pb;  // D once, the partials
+    else if (k == "dram_read" || k == "l2_read" || k == "smem_write") v += pb + cb;
+  }
+  return st;
+}
+
+}  // namespace
+
 Stats analytic(const Params& p, const Shape& s0, const Mapping& m) {
+  if (m.split_k > 1) return analytic_split(p, s0, m);
   const Shape s = for_mapping(s0, m);
   const Geometry g = geometry(p, s, m);
   Stats st;

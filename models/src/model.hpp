@@ -31,6 +31,7 @@ struct Shape {
   size_t out_sb = 0;       // output scale bytes per block
   uint64_t d_bytes = 4;    // bytes of one D element without a quantize unit (out_dtype)
   double clock_mhz = 0;    // the sustained clock of this job's operand kind: the cycles' unit
+  bool timing_only = false;  // the workload's D is not computed (split-K may be offered)
   uint64_t launch = 0;     // launch + prologue cycles (launch_ns at clock_mhz)
   uint64_t mma_m = 128;    // tensor core: the instruction's rows (256 for a cta_group::2 pair)
   // Tensor core: the epilogue's registers -> SMEM staging of one tile before the TMA store.
@@ -66,12 +67,23 @@ void stats_in_sms(Stats& st, int64_t sms);
 struct Tile {
   size_t r0 = 0, rows = 0, c0 = 0, cols = 0;
   uint32_t mb = 0;  // m block index (A rows reuse key)
+  size_t index = 0;  // the output tile's index in raster order
+  // Split-K: this unit runs K steps [ks0, ks1) of tile_k; part `split` of `splits` (the last sums).
+  size_t ks0 = 0, ks1 = 0;
+  uint32_t split = 0, splits = 1;
+  bool partial() const { return split + 1 < splits; }  // stores an FP32 partial tile, not D
+  bool sums() const { return splits > 1 && !partial(); }
 };
 
 struct Geometry {
   size_t tiles_m = 0, tiles_n = 0, ksteps = 0, chunks = 0, steps_per_chunk = 0;
+  size_t splits = 1;  // split-K parts per tile
   size_t tiles() const { return tiles_m * tiles_n; }
-  Tile tile(const Shape& s, const Mapping& m, size_t i) const;  // i-th tile in raster order
+  Tile tile(const Shape& s, const Mapping& m, size_t i) const;  // i-th tile in raster order, all of K
+  // Units of work in the order the scheduler hands them out: without split-K the tiles; with it
+  // every tile's parts 0 .. S-2 (tile by tile), then every tile's last part.
+  size_t units() const { return tiles() * splits; }
+  Tile unit(const Shape& s, const Mapping& m, size_t i) const;
   size_t nacc = 0;       // tensor core: accumulator slots in TMEM
   size_t sf_cols = 0;    // tensor core: TMEM columns of one scale-factor slot
 };
@@ -111,6 +123,9 @@ void copy_block(std::span<const T> src, size_t ld, size_t r0, size_t rows, size_
 // out block): golden quantize with PTS off, written into the result's q_codes / q_scales.
 void quantize_tile(const Params& p, const Shape& s, const Tile& t, const float* d_tile, Result& r);
 void init_quantized_output(const Shape& s, Result& r);
+// Split-K fixup: the last part of tile t, its own K steps done (from C, or +0), adds the partial
+// tiles of parts 0 .. S-2 in FP32, in part order (`partials` [tile][part], each rows x cols).
+void add_partials(const std::vector<std::vector<float>>& partials, const Tile& t, std::vector<float>& acc);
 // The whole functional job without timing (analytic mode): every step through the datapath in the
 // same order and blocking as the cycle model, so the hook sees the same calls.
 void run_functional(const Params& p, const Shape& s, const Mapping& m, const Workload& w, Result& r,

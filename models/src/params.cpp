@@ -124,6 +124,8 @@ constexpr Key kKeys[] = {
      true, 0},
     {"out_dtype", "", "D's stored type without a quantize unit: fp32, bf16, fp16, fp8", nullptr, 0, 0, true, true, 3},
     {"swap_ab", "", "compute D^T = B . A^T: auto (mapper), off, on", nullptr, 0, 0, true, false, 4},
+    {"split_k", "parts", "K split over this many units per tile, the last summing them (0 = mapper, timing-only work; 1 = none)",
+     &Params::split_k, 0, 256, true, false, 0},
     {"cluster_sms", "SMs", "SMs per thread-block cluster; the kernel runs on whole clusters only", &Params::cluster_sms, 1,
      16, true, false, 0},
     {"cta_group", "SMs", "SMs per MMA: 1, or 2 (a cta_group::2 pair: 256-row instruction, B split over the pair)",
@@ -334,6 +336,7 @@ std::string Mapping::str() const {
   if (cores) o << " cores=" << cores;
   if (swap_ab) o << " swap_ab";
   if (l2_no_allocate) o << " l2_no_allocate";
+  if (split_k > 1) o << " split_k=" << split_k;
   return o.str();
 }
 

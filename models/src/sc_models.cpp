@@ -117,7 +117,12 @@ struct Job {
   const Progress* progress = nullptr;
   uint64_t t0 = 0;      // cycle the job started
   uint64_t tiles_done = 0;
-  uint64_t tiles = 0;   // tiles this job stores (all, or the first tile_limit)
+  uint64_t tiles = 0;   // units this job stores (all, or the first tile_limit): tiles, or split-K parts
+  // Split-K: partial tiles stored per output tile (a last part waits for all S - 1 of its tile) and
+  // their values [tile][part] (functional runs).
+  std::vector<uint32_t> partials_done;
+  std::vector<std::vector<float>> partials;
+  sc_core::sc_event* partial_stored = nullptr;
   bool functional() const { return r != nullptr; }
   uint64_t now() const { return now_cycles() - t0; }
 };
@@ -698,9 +703,11 @@ constexpr uint64_t kRequestBytes = 4096;  // largest single memory request (a TM
 
 // A rectangle of one operand to load: rows x k elements (and their scales), or FP32 C (k: columns).
 struct Slab {
-  uint8_t operand = 0;  // 0 A, 1 B, 2 C
+  uint8_t operand = 0;  // 0 A, 1 B, 2 C, kPartialOperand + p: split-K part p's partial tile
   size_t r0 = 0, rows = 0, k0 = 0, kk = 0;
 };
+constexpr uint8_t kPartialOperand = 16;  // (8 and 9: the scales of A and B; 3: D)
+bool fp32_rows(uint8_t operand) { return operand == 2 || operand >= kPartialOperand; }  // C and partials: FP32, k = columns
 // Where the bytes lie (for HBM's channels and banks): each operand in its own region, A and B
 // K-major, C and D row-major, the scale factors of one tile's K step together (as the 128 x 4
 // scale-factor layout of the Blackwell kernels keeps them).
@@ -717,7 +724,7 @@ MemReq request(uint64_t key, uint64_t bytes, uint64_t row, uint64_t skip, uint64
 // Requests of a slab: runs of whole rows up to kRequestBytes; scales as their own requests.
 template <class F>
 void for_each_request(const Shape& s, const Slab& sl, F&& f) {
-  const bool c = sl.operand == 2;
+  const bool c = fp32_rows(sl.operand);
   const double per_row = c ? 4.0 * static_cast<double>(sl.kk) : static_cast<double>(sl.kk) * s.eb;
   const uint64_t row_bytes = c ? 4 * s.N : static_cast<uint64_t>(static_cast<double>(s.K) * s.eb);
   const uint64_t col0 = c ? 4 * sl.k0 : static_cast<uint64_t>(static_cast<double>(sl.k0) * s.eb);
@@ -760,6 +767,7 @@ struct Stage {
 class TileScheduler : public sc_module {
  public:
   Channel<uint32_t> want{"want", 1u << 20};
+  sc_core::sc_event partial_stored;  // split-K: a partial tile is stored (Job::partials_done)
   std::vector<std::unique_ptr<Channel<Tile>>> tiles;
   SC_HAS_PROCESS(TileScheduler);
   TileScheduler(const sc_module_name& nm, size_t slots) : sc_module(nm) {
@@ -786,7 +794,7 @@ class TileScheduler : public sc_module {
       while (want.can_pop()) ask.push_back(want.pop());
       std::sort(ask.begin(), ask.end());
       for (uint32_t c : ask)
-        if (next_ < g_job.tiles) tiles[c]->push(g_job.g.tile(*g_job.s, *g_job.m, next_++));
+        if (next_ < g_job.tiles) tiles[c]->push(g_job.g.unit(*g_job.s, *g_job.m, next_++));
     });
   }
   size_t next_ = 0;
@@ -946,10 +954,13 @@ class StoreUnit : public sc_module {
             if (!pop_ready(*in)) return;
             t_ = in->pop_now();
             const Tile& tl = t_.tile;
-            if (g_job.functional())
+            if (g_job.functional() && tl.partial())
+              g_job.partials[tl.index * (tl.splits - 1) + tl.split] = t_.d;
+            else if (g_job.functional())
               for (size_t r = 0; r < tl.rows; ++r)
                 std::copy_n(t_.d.data() + r * tl.cols, tl.cols, g_job.r->d.data() + (tl.r0 + r) * g_job.s->N + tl.c0);
-            left_ = g_job.s->out_bytes(tl.rows, tl.cols);
+            // A split-K part stores its FP32 partial tile.
+            left_ = tl.partial() ? tl.rows * tl.cols * 4 : g_job.s->out_bytes(tl.rows, tl.cols);
             st->bytes[CoreStats::kGlobalStore] += left_;
             off_ = 0;
             phase_ = 1;
@@ -958,6 +969,10 @@ class StoreUnit : public sc_module {
           case 1:
             if (!left_) {
               phase_ = 0;
+              if (t_.tile.partial()) {  // the tile's last part may go once all its partials are out
+                ++g_job.partials_done[t_.tile.index];
+                g_job.partial_stored->notify(sc_core::SC_ZERO_TIME);
+              }
               ++g_job.tiles_done;
               if (g_job.progress && *g_job.progress)
                 (*g_job.progress)(static_cast<double>(g_job.tiles_done) / static_cast<double>(g_job.tiles));
@@ -975,12 +990,16 @@ class StoreUnit : public sc_module {
             if (!push_ready(*mem)) return;
             // Like a load, a store reaches the L2 one cycle after it has crossed the link.
             {
-              // D row-major in its own region: the tile's rows of out_bytes(1, cols), N's apart.
+              // D row-major in its own region: the tile's rows of out_bytes(1, cols), N's apart
+              // (a split-K partial tile: FP32 rows in its part's region, as its last part loads it).
               const Shape& s = *g_job.s;
-              const uint64_t seg = std::max<uint64_t>(1, s.out_bytes(1, t_.tile.cols)), stride = s.out_bytes(1, s.N);
-              MemReq r = request(mem_key(3, t_.tile.r0, t_.tile.c0, off_, 0), b_,
-                                 region(3) + (t_.tile.r0 + off_ / seg) * stride + s.out_bytes(1, t_.tile.c0), off_ % seg,
-                                 seg, stride);
+              const Tile& tl = t_.tile;
+              const bool part = tl.partial();
+              const uint64_t op = part ? kPartialOperand + tl.split : 3;
+              const uint64_t seg = part ? 4 * tl.cols : std::max<uint64_t>(1, s.out_bytes(1, tl.cols)),
+                             stride = part ? 4 * s.N : s.out_bytes(1, s.N), col0 = part ? 4 * tl.c0 : s.out_bytes(1, tl.c0);
+              MemReq r = request(part ? mem_key(op, tl.r0 + off_ / seg, 0, tl.c0, tl.cols) : mem_key(3, tl.r0, tl.c0, off_, 0), b_,
+                                 region(op) + (tl.r0 + off_ / seg) * stride + col0, off_ % seg, seg, stride);
               r.write = true;
               mem->push_now(r, done_ + 1);
             }
@@ -994,11 +1013,14 @@ class StoreUnit : public sc_module {
 };
 
 // Slabs of one tile step: A (real rows), B, and C with the tile's first step.
-std::vector<Slab> step_slabs(const Tile& t, size_t k0, size_t kk, bool with_a, bool first) {
+std::vector<Slab> step_slabs(const Tile& t, size_t k0, size_t kk, bool with_a, bool first, bool last = false) {
   std::vector<Slab> v;
   if (with_a) v.push_back({0, t.r0, t.rows, k0, kk});
   v.push_back({1, t.c0, t.cols, k0, kk});
-  if (first && g_job.s->has_c) v.push_back({2, t.r0, t.rows, t.c0, t.cols});
+  if (first && g_job.s->has_c && !t.partial()) v.push_back({2, t.r0, t.rows, t.c0, t.cols});
+  // Split-K: the last part's last step also loads the other parts' FP32 partial tiles (the fixup).
+  if (last && t.sums())
+    for (uint32_t p = 0; p + 1 < t.splits; ++p) v.push_back({static_cast<uint8_t>(kPartialOperand + p), t.r0, t.rows, t.c0, t.cols});
   return v;
 }
 
@@ -1022,7 +1044,7 @@ void fill_operands(const Tile& t, size_t k0, size_t kk, bool with_a, bool first,
   copy_block(w.sb, nblk, t.c0, t.cols, k0 / s.block, nb, o.sb.data());
   if (first) {
     o.c.assign(t.rows * t.cols, 0.0f);
-    if (s.has_c) copy_block(w.c, s.N, t.r0, t.rows, t.c0, t.cols, o.c.data());
+    if (s.has_c && !t.partial()) copy_block(w.c, s.N, t.r0, t.rows, t.c0, t.cols, o.c.data());
   }
 }
 // Columns [k0, k0 + kk) of a K-major block of `rows` x `ld` (codes or scales).
@@ -1150,13 +1172,19 @@ class TensorCoreSm : public CoreShell {
     unit_loop([&] {
       const Tile t = tile_in->pop();
       const size_t kt = static_cast<size_t>(g_job.m->tile_k);
-      for (size_t k = 0; k < g_job.g.ksteps; ++k) {
+      for (size_t k = t.ks0; k < t.ks1; ++k) {
+        // Split-K: a last part issues its last step once the other parts of its tile have stored
+        // their partial tiles, which that step loads.
+        while (k + 1 == t.ks1 && t.sums() && g_job.partials_done[t.index] + 1 < t.splits) {
+          sc_core::wait(*g_job.partial_stored);
+          check_abort();
+        }
         Stage s;
         s.tile = t;
         s.step = static_cast<uint32_t>(k);
         s.slot = smem_free.pop();
-        s.first = k == 0, s.last = k + 1 == g_job.g.ksteps;
-        s.slabs = step_slabs(t, k * kt, std::min(kt, g_job.s->K - k * kt), true, s.first);
+        s.first = k == t.ks0, s.last = k + 1 == t.ks1;
+        s.slabs = step_slabs(t, k * kt, std::min(kt, g_job.s->K - k * kt), true, s.first, s.last);
         tma.jobs.push(std::move(s));
       }
       want->push(id, 1);  // ask for the next tile while this one's loads are in flight
@@ -1273,7 +1301,8 @@ class TensorCoreSm : public CoreShell {
     const OperandBuf& sf = tmem_sf_[op.sf];
     const std::vector<uint32_t> sa = slice(sf.sa, t.rows, kt / s.block, k0 / s.block, nb),
                                 sb = slice(sf.sb, t.cols, kt / s.block, k0 / s.block, nb);
- acc = run_step(*g_job.w, {t.r0, t.c0, op.k_base + k0}, t.rows, t.cols, s.kin, a, sa, bb, sb, acc);
+    acc = run_step(*g_job.w, {t.r0, t.c0, op.k_base + k0}, t.rows, t.cols, s.kin, a, sa, bb, sb, acc);
+    if (op.last_of_tile && t.sums()) add_partials(g_job.partials, t, acc);  // the split-K fixup
   }
   // Epilogue warps: tcgen05.ld of the accumulator, then the accumulator slot is free again.
   // (A method unit: phases 0 take, 1 loaded, 2 free the accumulator, 3 hand the tile on.)
@@ -1590,7 +1619,10 @@ Stats run_on(Chip<Core>& chip, const Params& p, const Shape& s, const Mapping& m
   g_job = Job{};
   g_job.p = &p, g_job.s = &s, g_job.m = &m, g_job.w = &w, g_job.r = r, g_job.progress = &progress;
   g_job.g = geometry(p, s, m);
-  g_job.tiles = tile_limit && !r ? std::min<uint64_t>(tile_limit, g_job.g.tiles()) : g_job.g.tiles();
+  g_job.tiles = tile_limit && !r ? std::min<uint64_t>(tile_limit, g_job.g.units()) : g_job.g.units();
+  g_job.partials_done.assign(g_job.g.splits > 1 ? g_job.g.tiles() : 0, 0);
+  g_job.partials.assign(g_job.g.splits > 1 && r ? g_job.g.tiles() * (g_job.g.splits - 1) : 0, {});
+  g_job.partial_stored = &chip.sched.partial_stored;
   g_job.t0 = now_cycles();
   chip.mem.reset(p, cores, std::min<size_t>(static_cast<size_t>(grid_of(p, m)), g_job.tiles), m.l2_no_allocate);
   chip.sched.reset(cores, static_cast<size_t>(grid_of(p, m)));

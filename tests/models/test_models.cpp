@@ -189,7 +189,8 @@ uint64_t stall_sum(const fm::Stats& s) {
 }
 
 // Invariants every run must satisfy, whatever the mode.
-void check_stats(const fm::Stats& s, size_t M, size_t N, size_t K) {
+// `stored`: the bytes the cores store (0: D in FP32, M x N x 4).
+void check_stats(const fm::Stats& s, size_t M, size_t N, size_t K, uint64_t stored = 0) {
   EXPECT_EQ(s.macs, static_cast<uint64_t>(M) * N * K);
   // Every core-cycle computes or is charged to one cause.
   EXPECT_EQ(static_cast<uint64_t>(s.cores) * s.cycles, s.compute_cycles + stall_sum(s));
@@ -201,7 +202,7 @@ void check_stats(const fm::Stats& s, size_t M, size_t N, size_t K) {
   // Physical bounds: never faster than the compute or the HBM roofline.
   EXPECT_GE(static_cast<double>(s.cycles), s.compute_roofline_cycles);
   EXPECT_GE(static_cast<double>(s.cycles), s.memory_roofline_cycles);
-  EXPECT_EQ(s.bytes_of("global_store"), static_cast<uint64_t>(M) * N * 4);
+  EXPECT_EQ(s.bytes_of("global_store"), stored ? stored : static_cast<uint64_t>(M) * N * 4);
 }
 
 // The bare datapath and memory system that the hand-derived counts below describe: no launch cost,
@@ -213,6 +214,7 @@ fm::Params bare(fm::EngineKind e) {
   p.clock_fp4_mhz = p.clock_fp8_mhz = p.clock_mhz;
   p.swap_ab = fm::SwapAb::Off;
   p.hbm_channels = 0;  // the ideal HBM port (the banked HBM has its own tests, "Hbm")
+  p.split_k = 1;       // one K chain per tile (split-K has its own tests, "SplitK")
   return p;
 }
 fm::Params params(fm::EngineKind e, std::initializer_list<std::pair<const char*, const char*>> kv) {
@@ -1254,6 +1256,112 @@ TEST(Kernel, SustainedClockKeepsHbmBytesPerSecond) {
     const fm::Stats c = fm::run(half, timing_only(MmaKindId::Mxf8f6f4, Model::Blackwell, 128, 64, 64), mode(t)).stats;
     EXPECT_DOUBLE_EQ(c.clock_mhz, 1856.0);
   }
+}
+
+// Split-K (docs/models.md "Split-K"): parts 0 .. S-2 of each tile store FP32 partial tiles; the
+// last part runs its K steps from C, then adds p0, p1, ... (FP32, in part order).
+// Reference from golden gemm on the K ranges: K = 5 steps of tile_k in 3 parts, [0, 1), [1, 3),
+// [3, 5); two full and one 8-wide tile column, a partial tile row; both modes.
+TEST(SplitK, BitExactAgainstGoldenParts) {
+  const MmaKindId kind = MmaKindId::Mxf4Nvf4;
+  const size_t kin = static_cast<size_t>(fp4sim::mma_kind(kind).k);
+  const Problem pr = make_problem(kind, Model::Blackwell, 200, 72, 5 * kin, true, 11);
+  const size_t nblk = pr.K / static_cast<size_t>(pr.cfg.block);
+  const auto part = [&](size_t k0, size_t kk, const std::vector<float>& c) {
+    const size_t b0 = k0 / static_cast<size_t>(pr.cfg.block), nb = kk / static_cast<size_t>(pr.cfg.block);
+    std::vector<uint8_t> a(pr.M * kk), b(pr.N * kk);
+    std::vector<uint32_t> sa(pr.M * nb), sb(pr.N * nb);
+    for (size_t r = 0; r < pr.M; ++r) {
+      std::copy_n(pr.a.data() + r * pr.K + k0, kk, a.data() + r * kk);
+      std::copy_n(pr.sa.data() + r * nblk + b0, nb, sa.data() + r * nb);
+    }
+    for (size_t r = 0; r < pr.N; ++r) {
+      std::copy_n(pr.b.data() + r * pr.K + k0, kk, b.data() + r * kk);
+      std::copy_n(pr.sb.data() + r * nblk + b0, nb, sb.data() + r * nb);
+    }
+    return fp4sim::gemm(pr.cfg, pr.model, pr.M, pr.N, kk, a, sa, b, sb, c, 1.0f, 2);
+  };
+  const std::vector<float> p0 = part(0, kin, {}), p1 = part(kin, 2 * kin, {});
+  std::vector<float> want = part(3 * kin, 2 * kin, pr.c);
+  for (size_t i = 0; i < want.size(); ++i) want[i] = (want[i] + p0[i]) + p1[i];
+  ASSERT_GT(mismatches(want, pr.golden(), true), 0u);  // a different FP32 order than one K chain
+  fm::Workload w = pr.workload();
+  w.threads = 2;
+  for (fm::Timing t : {fm::Timing::Cycle, fm::Timing::Analytic}) {
+    const fm::Result r = fm::run(tc_params({{"tile_n", "32"}, {"tile_k", std::to_string(kin).c_str()}, {"cores", "4"},
+                                            {"split_k", "3"}}),
+                                 w, mode(t));
+    EXPECT_EQ(mismatches(r.d, want), 0u) << fm::timing_name(t);
+    EXPECT_EQ(r.stats.mapping.split_k, 3);
+    EXPECT_EQ(r.stats.tiles, 6u);
+    EXPECT_EQ(r.stats.instructions, 2u * 3u * 5u);  // the same instructions as one K chain
+  }
+}
+
+// A long-K, skinny GEMM: one 1 x 16 output tile, K = 65536 (256 steps of 256). Without split-K one
+// SM streams all of B; with it the mapper (timing-only work) splits K over the idle SMs. The partial
+// tiles' bytes: each of the S - 1 parts stores 1 x 16 FP32 (64 B) that the last part loads, and D
+// is 64 B: HBM writes 64 S bytes. Both modes; never below the rooflines.
+TEST(SplitK, LongKSkinnyRunsOnManyCores) {
+  const fm::Workload w = timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, 1, 16, 65536);
+  for (fm::Timing t : {fm::Timing::Cycle, fm::Timing::Analytic}) {
+    const fm::Params one = tc_params({{"cores", "16"}, {"split_k", "1"}, {"tile_k", "256"}, {"tile_n", "16"}});
+    fm::Params any = one;
+    fm::set_param(any, "split_k", "0");
+    const fm::Stats a = fm::run(one, w, mode(t)).stats, b = fm::run(any, w, mode(t)).stats;
+    const uint64_t S = static_cast<uint64_t>(b.mapping.split_k);
+    check_stats(b, 1, 16, 65536, 64 * S);
+    EXPECT_GE(S, 8u) << fm::timing_name(t);
+    EXPECT_LE(S, 32u);
+    EXPECT_GT(static_cast<double>(a.cycles), 4.0 * static_cast<double>(b.cycles)) << a.cycles << " vs " << b.cycles;
+    EXPECT_EQ(b.bytes_of("dram_write"), 64u * S) << fm::timing_name(t);
+    // Twice the SMs: the mapper splits further, never slower.
+    fm::Params more = any;
+    fm::set_param(more, "cores", "32");
+    const fm::Stats c = fm::run(more, w, mode(t)).stats;
+    EXPECT_LE(c.cycles, b.cycles) << fm::timing_name(t);
+    EXPECT_GE(c.mapping.split_k, b.mapping.split_k);
+  }
+}
+
+// The estimate of a split mapping against the cycle model, same mapping: a skinny long K in 16
+// parts on 16 SMs, and 2 tiles of 128 x 128 in 8 parts each (the last parts load 7 partial tiles
+// of 64 KiB) on 16 SMs.
+TEST(SplitK, AnalyticAgreesWithCycle) {
+  struct Case {
+    size_t M, N, K;
+    const char *tile_n, *split;
+  };
+  for (const Case& c : {Case{1, 16, 65536, "16", "16"}, Case{128, 256, 65536, "128", "8"}}) {
+    const fm::Params p = tc_params({{"cores", "16"}, {"tile_k", "256"}, {"tile_n", c.tile_n}, {"split_k", c.split}});
+    const fm::Workload w = timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, c.M, c.N, c.K);
+    const double a = static_cast<double>(fm::run(p, w, mode(fm::Timing::Analytic)).stats.cycles),
+                 y = static_cast<double>(fm::run(p, w, mode(fm::Timing::Cycle)).stats.cycles);
+    EXPECT_NEAR(a / y, 1.0, 0.15) << c.M << "x" << c.N << "x" << c.K << ": " << a << " vs " << y;
+  }
+}
+
+TEST(SplitK, WhereItDoesNotApply) {
+  // Functional work keeps one K chain (D equals golden gemm) unless split_k is pinned.
+  const Problem pr = make_problem(MmaKindId::Mxf4Nvf4, Model::Blackwell, 8, 16, 4096, false, 5);
+  const fm::Result r = fm::run(tc_params({{"cores", "8"}}), pr.workload(), mode(fm::Timing::Cycle));
+  EXPECT_EQ(r.stats.mapping.split_k, 1);
+  EXPECT_EQ(mismatches(r.d, pr.golden()), 0u);
+  // The cube has no split-K; a quantize unit needs the whole sum; parts need K steps.
+  fm::Params cube = cube_params();
+  EXPECT_THROW(fm::set_param(cube, "split_k", "2"), std::invalid_argument);
+  const fm::Workload w = timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, 128, 64, 512);
+  const auto error = [&](std::initializer_list<std::pair<const char*, const char*>> kv) {
+    try {
+      fm::run(tc_params(kv), w);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(error({{"split_k", "2"}, {"out_format", "nvfp4"}, {"tile_n", "64"}}).find("split_k > 1 needs out_format=none"),
+            std::string::npos);
+  EXPECT_NE(error({{"split_k", "3"}, {"tile_k", "256"}}).find("split_k 3 exceeds the 2 K steps"), std::string::npos);
 }
 
 TEST(Kernel, SwapAbForSkinnyM) {

@@ -161,6 +161,10 @@ struct Params {
   int64_t launch_ns = 0;        // per-kernel launch + prologue before the first load
   OutDtype out_dtype = OutDtype::Fp32;  // D's stored type (no quantize unit)
   SwapAb swap_ab = SwapAb::Auto;        // tensor core: whether the mapper may / must swap A and B
+  // Tensor core: split-K, the K steps of each output tile in this many parts, each part a unit of
+  // work, the last one adding the others' FP32 partial tiles (docs/models.md "Split-K"). 0: the
+  // mapper's choice (offered for timing-only work only: the sums change D's FP32 order); 1: none.
+  int64_t split_k = 0;
   // Tensor core: SMs per thread-block cluster (cta_group::2 pairs and TMA-multicast groups run as
   // clusters). A cluster launches only whole, so floor(cores / cluster_sms) x cluster_sms SMs run
   // the kernel (148 SMs in clusters of 16: 144).
@@ -206,7 +210,11 @@ struct Mapping {
   // uses it when keeping lines would only evict what it reuses; whatif offers it when L2 grows from
   // zero, so that more L2 is never slower than none.
   bool l2_no_allocate = false;
-  std::string str() const;  // "tile_m=128 tile_n=64 tile_k=256 stages=4 raster=n" (+ " cores=N", " swap_ab", " l2_no_allocate")
+  // Tensor core: split-K parts per tile (1: none). Parts 0 .. S-2 of every tile are handed out first
+  // and store FP32 partial tiles; part S-1 runs its K steps from C, then loads them with its last
+  // step and adds them in part order (the fixup).
+  int64_t split_k = 1;
+  std::string str() const;  // "tile_m=128 tile_n=64 tile_k=256 stages=4 raster=n" (+ " cores=N", " swap_ab", " l2_no_allocate", " split_k=S")
 };
 
 struct Stats {
