@@ -331,11 +331,22 @@ void fill_rooflines(const Params& p, const Shape& s, Stats& st) {
 
 namespace {
 
+// HBM's bandwidth as the estimate sees it: the peak, or what the MSHRs keep in flight (Little's law:
+// every die's l2_mshrs 4 KiB misses per miss latency, dram_latency + one transfer at a die's share).
+double hbm_bandwidth(const Params& p) {
+  const double dies = static_cast<double>(p.dies), die_dram = static_cast<double>(p.dram_bytes_per_cycle) / dies,
+               req_bytes = 4096.0;
+  return std::min(static_cast<double>(p.dram_bytes_per_cycle),
+                  dies * static_cast<double>(p.l2_mshrs) * req_bytes / (static_cast<double>(p.dram_latency) + req_bytes / die_dram));
+}
+
 // Split-K as the estimate sees it: the units of the split kernel are the tiles of an equivalent
-// problem with S times the tiles along the mapping's N and the longest part's K (A read once per
-// part of its K: the same bytes), without C; then the last parts' sums: each loads the S - 1
-// partial tiles (and C) of its tile over its link, after one HBM latency, in as many rounds as there
-// are last parts per core, bounded by HBM for the partials' stores and loads.
+// problem with S times the tiles along the mapping's N and the longest part's K, without C (each
+// unit loads its own A and B slices, as a part does); then the last parts' fixup: each loads the
+// S - 1 partial tiles (and C) of its tile over its link after one HBM and L2 latency, in as many
+// rounds as there are last parts per core. The equivalent problem shares one K slice of A among
+// all its tiles where the parts read all of A: HBM's bound is taken again over the real bytes (the
+// equivalent's, A's other slices, the partials stored and loaded, C).
 Stats analytic_split(const Params& p, const Shape& s0, const Mapping& m) {
   const Shape s = for_mapping(s0, m);
   const Geometry g = geometry(p, s, m);
@@ -354,8 +365,12 @@ Stats analytic_split(const Params& p, const Shape& s0, const Mapping& m) {
   const double per_sum = (static_cast<double>(S - 1) * part_tile + c_tile) / static_cast<double>(p.core_load_bytes_per_cycle);
   const double sums = static_cast<double>(ceil_div(tiles, active)) * per_sum +
                       static_cast<double>(p.dram_latency + p.l2_latency);
-  const double hbm = (2.0 * partials + static_cast<double>(tiles) * c_tile) / static_cast<double>(p.dram_bytes_per_cycle);
-  const uint64_t extra = static_cast<uint64_t>(std::ceil(std::max(sums, hbm)));
+  const double a_more = static_cast<double>(s.operand_bytes(s.M, s.K)) - static_cast<double>(s.operand_bytes(s.M, e.K));
+  const double hbm_bytes = static_cast<double>(st.bytes_of("dram_read")) + a_more + 2.0 * partials +
+                           static_cast<double>(tiles) * c_tile + static_cast<double>(s.out_bytes(s.M, s.N));
+  const double hbm = hbm_bytes / hbm_bandwidth(p) + static_cast<double>(p.dram_latency + s.launch);
+  const uint64_t extra = static_cast<uint64_t>(
+      std::ceil(std::max(sums, hbm - static_cast<double>(st.cycles))));  // the fixup, or what HBM adds
   st.cycles += extra;
   st.mapping = m;
   st.tiles = tiles;
@@ -367,7 +382,8 @@ Stats analytic_split(const Params& p, const Shape& s0, const Mapping& m) {
   const uint64_t pb = static_cast<uint64_t>(partials), cb = s.has_c ? tiles * rows * cols * 4 : 0;
   for (auto& [k, v] : st.bytes) {
     if (k == "dram_write" || k == "l2_write" || k == "global_store") v = s.out_bytes(s.M, s.N) + pb;  // D once, the partials
-    else if (k == "dram_read" || k == "l2_read" || k == "smem_write") v += pb + cb;
+    else if (k == "dram_read") v += pb + cb + static_cast<uint64_t>(a_more);
+    else if (k == "l2_read" || k == "smem_write") v += pb + cb;
   }
   return st;
 }
@@ -421,10 +437,7 @@ Stats analytic(const Params& p, const Shape& s0, const Mapping& m) {
   const double pulling = std::min(dies, static_cast<double>(active));  // dies with active cores: links in use
   const double link_bw = pulling * static_cast<double>(p.die_link_bytes_per_cycle);
   const double link_read = std::min(l2_read * far, pulling * far * dram_read);
-  const double die_dram = static_cast<double>(p.dram_bytes_per_cycle) / dies, req_bytes = 4096.0;
-  const double dram_bw = std::min(static_cast<double>(p.dram_bytes_per_cycle),
-                                  dies * static_cast<double>(p.l2_mshrs) * req_bytes /
-                                      (static_cast<double>(p.dram_latency) + req_bytes / die_dram));
+  const double dram_bw = hbm_bandwidth(p);
   // A core's load bandwidth when `share` cores load together: its link, its share of L2, of the
   // die-to-die links, and of HBM scaled by the L2 reuse.
   const auto bw_of = [&](double share) {
