@@ -453,7 +453,9 @@ Stats analytic(const Params& p, const Shape& s0, const Mapping& m) {
                                   s.operand_bytes(cols, std::min<uint64_t>(kt * g.steps_per_chunk, s.K));
   // Cores working at the same time on tiles that share a slab all wait for its first fill: a load
   // job sees HBM latency unless its bytes were fetched by an earlier wave.
-  const double lat = static_cast<double>(p.l2_latency) + far * 2.0 * static_cast<double>(p.die_link_latency) +
+  // A step is done when its last request is: with dies, nearly every step has far bytes, so its
+  // latency is a far one (two crossings), not the far share of it.
+  const double lat = static_cast<double>(p.l2_latency) + (far > 0 ? 2.0 : 0.0) * static_cast<double>(p.die_link_latency) +
                      static_cast<double>(p.dram_latency) *
                          std::min(1.0, dram_read * static_cast<double>(active) / std::max(1.0, l2_read));
   // Per full tile: main loop (steady state of the K steps), epilogue.

@@ -186,7 +186,7 @@ Params default_params(EngineKind e) {
     p.clock_mhz = 1856;      // the tensor clock the dense FP4 peak implies
     p.clock_fp4_mhz = 1050;  // fitted: sustained NVFP4 / MXFP4 rate of the CUTLASS GEMMs
     p.clock_fp8_mhz = 1300;  // fitted: sustained MXFP8 rate
-    p.launch_ns = 1000;      // fitted: launch + prologue as a profiler's kernel duration shows it
+    p.launch_ns = 750;       // fitted: launch + prologue as a profiler's kernel duration shows it
   } else {
     p.clock_mhz = 1800;      // cube_freq of CANN's Ascend910B2.ini
     p.clock_fp4_mhz = 1800;  // no sign of a lower sustained clock (0.89 of the FP16 peak measured)
@@ -205,7 +205,7 @@ Params default_params(EngineKind e) {
     p.l2_latency = 280;           // near die: 150 ns by pointer chase at 1.856 GHz
     p.dies = 2;                   // one L2 partition and four HBM stacks per die, 74 SMs each
     p.die_link_bytes_per_cycle = 2694;  // NV-HBI 10 TB/s both directions: 5 TB/s / 1.856 GHz
-    p.die_link_latency = 15;      // estimate: far hits average 295 (mixed pointer chase) = 280 + 15
+    p.die_link_latency = 150;     // a far access adds about 300 cycles (SemiAnalysis): 150 each way
     p.die_link_queue = 512;       // estimate (2 MiB of 4 KiB requests in flight per direction)
     p.l2_mshrs = 768;             // estimate: 1.75 x a die's HBM bytes in flight, 2066 x 860 / 4 KiB = 434
     p.dram_queue = 448;           // estimate: one HBM latency of 4 KiB requests per die (434)
@@ -214,7 +214,7 @@ Params default_params(EngineKind e) {
     p.dot_lanes = 256;  // 256 x 64 = 16384 FP4 MAC/cycle/SM = 9 PFLOPS dense / 148 SMs / 1.856 GHz
     p.pipeline_depth = 0;  // the RTL unit's latency (rtl_pipeline_depth)
     p.smem_bytes = 228 * 1024;
-    p.smem_read_bytes_per_cycle = 256;
+    p.smem_read_bytes_per_cycle = 128;  // SS MMAs of N < 128 are SMEM-bound at about 128 B/cycle (SemiAnalysis)
     p.tmem_columns = 512;
     p.tmem_cp_bytes_per_cycle = 128;  // estimate
     p.tmem_ld_bytes_per_cycle = 512;  // estimate: 32 lanes x 32 bit x 4 sub-partitions

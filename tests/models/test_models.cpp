@@ -832,8 +832,9 @@ TEST(Properties, AnalyticAgreesWithCycle) {
     size_t M, N, K;
     const char* cta_group = "1";
   };
-  // Compute-bound: 4 cores with ample bandwidth; memory-bound: decode on the default chip; both
-  // also on SM pairs.
+  // Compute-bound: 4 cores with ample bandwidth on one die (two dies' 300-cycle far accesses stall
+  // the cycle model's in-order stages more than the estimate sees: docs/models.md); memory-bound:
+  // decode on the default chip; both also on SM pairs.
   for (const Case& c : {Case{fm::EngineKind::TensorCore, MmaKindId::Mxf4Nvf4, Model::Blackwell, 1024, 2048, 4096},
                         Case{fm::EngineKind::TensorCore, MmaKindId::Mxf4Nvf4, Model::Blackwell, 8, 16384, 16384},
                         Case{fm::EngineKind::TensorCore, MmaKindId::Mxf4Nvf4, Model::Blackwell, 1024, 2048, 4096, "2"},
@@ -844,7 +845,7 @@ TEST(Properties, AnalyticAgreesWithCycle) {
     if (c.e == fm::EngineKind::TensorCore) fm::set_param(p, "cta_group", c.cta_group);
     if (c.M > 8) {
       for (auto [k, v] : c.e == fm::EngineKind::TensorCore
-                             ? std::vector<std::pair<const char*, const char*>>{{"cores", "4"}, {"l2_bytes_per_cycle", "65536"}, {"core_load_bytes_per_cycle", "256"}}
+                             ? std::vector<std::pair<const char*, const char*>>{{"cores", "4"}, {"dies", "1"}, {"l2_bytes_per_cycle", "65536"}, {"core_load_bytes_per_cycle", "256"}}
                              : std::vector<std::pair<const char*, const char*>>{{"cores", "4"}, {"core_load_bytes_per_cycle", "512"}, {"mte1_bytes_per_cycle", "512"}})
         fm::set_param(p, k, v);
     }
@@ -1138,7 +1139,8 @@ TEST(System, VcdTraceRecordsTheChannels) {
   EXPECT_EQ(free_stages.back().second, 2u);
   EXPECT_LE(free_stages.back().first, r.stats.cycles);
   // The datapath's busy flag: eight separate instructions (one per stage, each waiting for its load),
-  // busy for compute_cycles in all.
+  // busy for their occupancy in all: compute, plus the SMEM operand reads where they take longer
+  // (tile_n 64: 6 KiB per instruction at 128 B/cycle, 48 cycles against 32 of compute).
   const Changes busy = vcd_changes(path, "SystemC.tensor_core.sm0.mma_pipe", "busy");
   uint64_t rises = 0, busy_cycles = 0;
   for (size_t i = 0; i < busy.size(); ++i)
@@ -1147,7 +1149,8 @@ TEST(System, VcdTraceRecordsTheChannels) {
       if (i + 1 < busy.size()) busy_cycles += busy[i + 1].first - busy[i].first;
     }
   EXPECT_EQ(rises, 8u);
-  EXPECT_EQ(busy_cycles, r.stats.compute_cycles);
+  EXPECT_EQ(busy_cycles, r.stats.compute_cycles + r.stats.stall("smem_bandwidth"));
+  EXPECT_EQ(r.stats.stall("smem_bandwidth"), 8u * (48u - 32u));
   if (!HasFailure()) std::filesystem::remove(path);
 }
 
