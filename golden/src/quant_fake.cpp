@@ -151,46 +151,53 @@ void fake_quantize_unfused(BlockFormat f, const float* x, size_t rows, size_t co
   else std::memcpy(out, d.data(), n * sizeof(float));
 }
 
-// Along the first axis with the fused kernels: bands of B rows of x (B = the block), each block
-// being B consecutive rows of one column, so that a band holds whole blocks and x and out are read
-// and written a band at a time, rows of 64 bytes per transpose, instead of a few columns at a
-// time down the whole tensor (whose rows lie a page or more apart). Per band, up to `span`
-// columns go through a 16 x 16 transpose into view layout (column c at t + c * B), the kernel
-// (in place, block c's SR bytes from flat index c * rows + i0 of the view) and back. RHT-16 only
-// (its tiles then lie inside a block): the caller keeps the chunk path for the other sizes.
+// Along the first axis with the fused kernels: bands of H rows of x (H = the block B, or the RHT
+// size where that is larger), each block being B consecutive rows of one column, so that a band
+// holds whole blocks and RHT tiles and x and out are read and written a band at a time, rows of 64
+// bytes per transpose, instead of a few columns at a time down the whole tensor (whose rows lie a
+// page or more apart). Per band, up to `span` columns go through a 16 x 16 transpose into view
+// layout (column c at t + c * H), the kernel (in place, the SR bytes of column c's block q from
+// flat index c * rows + i0 + q * B of the view) and back. RHT of 16 or 64 points only (their
+// tiles then lie inside a column of the band): the caller keeps the chunk path for other sizes.
 void fake_first_bands(BlockFormat f, const float* x, size_t rows, size_t cols, const QuantOptions& opt, float* out,
                       unsigned threads, const std::vector<int8_t>& signs) {
   const BlockFormatInfo& fi = info(f);
   const size_t B = static_cast<size_t>(fi.block);
-  const size_t n_bands = rows / B;
-  const size_t span = std::min<size_t>(cols, 4096 / B);  // 16 KiB of values: in L1 with the kernel's own
-  const bool rht = opt.rht == 16;
-  const Rht16 r16{signs.data(), opt.rht_bf16};
+  const size_t H = std::max(B, static_cast<size_t>(opt.rht));
+  const size_t per_col = H / B;  // blocks per column of a band
+  const size_t n_bands = rows / H;
+  const size_t span = std::min<size_t>(cols, 4096 / H);  // 16 KiB of values: in L1 with the kernel's own
+  const bool rht = opt.rht != 0;
+  const Rht rh{signs.data(), opt.rht, opt.rht_bf16};
   auto gather = [&](const float* src, size_t i0, size_t c0, size_t nc, float* t) {
     for (size_t j0 = 0; j0 < nc; j0 += 16)
-      for (size_t k = 0; k < B; k += 16) transpose16_avx512(src + (i0 + k) * cols + c0 + j0, cols, t + j0 * B + k, B);
+      for (size_t k = 0; k < H; k += 16) transpose16_avx512(src + (i0 + k) * cols + c0 + j0, cols, t + j0 * H + k, H);
   };
   auto scatter = [&](const float* t, size_t i0, size_t c0, size_t nc) {
     for (size_t j0 = 0; j0 < nc; j0 += 16)
-      for (size_t k = 0; k < B; k += 16) transpose16_avx512(t + j0 * B + k, B, out + (i0 + k) * cols + c0 + j0, cols);
+      for (size_t k = 0; k < H; k += 16) transpose16_avx512(t + j0 * H + k, H, out + (i0 + k) * cols + c0 + j0, cols);
   };
+  // NVFP4 2D takes one SR start per view row (its tiles' rows), the others one per block.
+  const bool row_starts = f == BlockFormat::Nvfp4 && opt.two_d;
   // body(t, starts, i0, c0, nc) for every band and column span, t holding src's values there.
-  auto for_spans = [&](const float* src, auto&& body, auto&& band_done) {
+  auto for_spans = [&](const float* src, auto&& body) {
     parallel_chunks(n_bands, threads, [&](size_t band, std::vector<float>&) {
       Scratch& s = scratch();
-      float* t = sized(s.in, span * B);
-      uint64_t* starts = sized(s.starts, span);
-      const size_t i0 = band * B;
+      float* t = sized(s.in, span * H);
+      uint64_t* starts = sized(s.starts, span * per_col);
+      const size_t i0 = band * H;
       for (size_t c0 = 0; c0 < cols; c0 += span) {
         const size_t nc = std::min(span, cols - c0);
         gather(src, i0, c0, nc, t);
-        for (size_t j = 0; j < nc; ++j) starts[j] = (c0 + j) * rows + i0;
+        for (size_t j = 0; j < nc; ++j) {
+          if (row_starts) starts[j] = (c0 + j) * rows + i0;
+          else
+            for (size_t q = 0; q < per_col; ++q) starts[j * per_col + q] = (c0 + j) * rows + i0 + q * B;
+        }
         body(t, starts, i0, c0, nc);
       }
-      band_done(band);
     });
   };
-  auto none = [](size_t) {};
   if (f == BlockFormat::Nvfp4) {
     const float* src = x;
     float amax = 0.0f;
@@ -198,13 +205,13 @@ void fake_first_bands(BlockFormat f, const float* x, size_t rows, size_t cols, c
       std::vector<float> band_amax(n_bands, 0.0f);
       parallel_chunks(n_bands, threads, [&](size_t band, std::vector<float>&) {
         Scratch& s = scratch();
-        float* t = sized(s.in, span * B);
-        const size_t i0 = band * B;
+        float* t = sized(s.in, span * H);
+        const size_t i0 = band * H;
         float m = 0.0f;
         for (size_t c0 = 0; c0 < cols; c0 += span) {
           const size_t nc = std::min(span, cols - c0);
           gather(x, i0, c0, nc, t);
-          m = std::max(m, rht16_amax_avx512(t, nc * B, r16, t));
+          m = std::max(m, rht_amax_avx512(t, nc * H, rh, t));
           scatter(t, i0, c0, nc);
         }
         band_amax[band] = m;
@@ -221,17 +228,17 @@ void fake_first_bands(BlockFormat f, const float* x, size_t rows, size_t cols, c
     }
     const Nvfp4TensorScale ts = nvfp4_tensor_scale(amax, opt.pts);
     for_spans(src, [&](float* t, const uint64_t* starts, size_t i0, size_t c0, size_t nc) {
-      if (opt.two_d) fake_nvfp4_2d_avx512(t, nc, B, ts, opt, 0, starts, t, false);  // tiles: 16 columns of the band
-      else fake_nvfp4_1x16_avx512(t, nc, ts, opt, 0, starts, t, false);
+      if (opt.two_d) fake_nvfp4_2d_avx512(t, nc, H, ts, opt, 0, starts, t, false);  // tiles: 16 columns of the band
+      else fake_nvfp4_1x16_avx512(t, nc * per_col, ts, opt, 0, starts, t, false);
       scatter(t, i0, c0, nc);
-    }, none);
+    });
     return;
   }
   for_spans(x, [&](float* t, const uint64_t* starts, size_t i0, size_t c0, size_t nc) {
-    if (f == BlockFormat::Hif4) fake_hif4_avx512(t, nc, opt, 0, starts, rht ? &r16 : nullptr, t, false);
-    else fake_mx_avx512(fi, t, nc, opt, 0, starts, rht ? &r16 : nullptr, t, false);
+    if (f == BlockFormat::Hif4) fake_hif4_avx512(t, nc * per_col, opt, 0, starts, rht ? &rh : nullptr, t, false);
+    else fake_mx_avx512(fi, t, nc * per_col, opt, 0, starts, rht ? &rh : nullptr, t, false);
     scatter(t, i0, c0, nc);
-  }, none);
+  });
 }
 
 }  // namespace
@@ -289,13 +296,14 @@ void fake_quantize(BlockFormat f, const float* x, size_t rows, size_t cols, cons
   const bool fused = quant_simd_level() == QuantSimd::Avx512 && (f == BlockFormat::Hif4 || sr_or_rne);
   std::vector<int8_t> signs;
   if (opt.rht != 0) rht_signs(opt.rht, opt.rht_seeded || opt.rht != 16, opt.rht_seed, signs);
-  // MX and HiF4 take RHT-16 inside the fused kernels, per group of blocks in L1; other sizes, and
-  // NVFP4 (whose first pass needs the rotated values' amax: storing them there and reading them
-  // back costs less than a second transform), per chunk first.
-  const Rht16 r16{signs.data(), opt.rht_bf16};
-  const Rht16* in_kernel = fused && opt.rht == 16 && f != BlockFormat::Nvfp4 ? &r16 : nullptr;
+  // MX and HiF4 take RHT-16 and RHT-64 inside the fused kernels, per group of blocks in L1; other
+  // sizes, and NVFP4 (whose first pass needs the rotated values' amax: storing them there and
+  // reading them back costs less than a second transform), per chunk first.
+  const Rht rh{signs.data(), opt.rht, opt.rht_bf16};
+  const bool rht_fused = fused && rht_in_kernel(opt.rht);
+  const Rht* in_kernel = rht_fused && f != BlockFormat::Nvfp4 ? &rh : nullptr;
   const bool rht_first = opt.rht != 0 && in_kernel == nullptr;
-  if (first && fused && cols % 16 == 0 && (opt.rht == 0 || opt.rht == 16)) {
+  if (first && fused && cols % 16 == 0 && (opt.rht == 0 || rht_fused)) {
     fake_first_bands(f, x, rows, cols, opt, out, threads, signs);
     return;
   }
@@ -344,8 +352,8 @@ void fake_quantize(BlockFormat f, const float* x, size_t rows, size_t cols, cons
           row_groups(nr, [&](size_t j0, size_t k) { m = std::max(m, tensor_amax(v + j0 * ld, k * C)); });
           chunk_amax[c] = m;
           store(v, r0, nr);
-        } else if (fused && opt.rht == 16) {  // straight into out, the amax on the way
-          chunk_amax[c] = rht16_amax_avx512(x + r0 * C, n, r16, out + r0 * C);
+        } else if (rht_fused) {  // straight into out, the amax on the way
+          chunk_amax[c] = rht_amax_avx512(x + r0 * C, n, rh, out + r0 * C);
         } else {  // straight into out (x itself when in place: the RHT allows in == out)
           rht_apply_to(std::span<const float>(x + r0 * C, n), std::span<float>(out + r0 * C, n), C, opt.rht, signs,
                        opt.rht_bf16);

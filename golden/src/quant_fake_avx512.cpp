@@ -6,6 +6,7 @@
 #include "quant_fake_kernels.hpp"
 
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <span>
@@ -67,20 +68,25 @@ FP4SIM_AVX512_INLINE __m512 ue4m3_value_16(__m512i c) {
   return _mm512_mask_blend_ps(_mm512_cmpeq_epi32_mask(e, _mm512_setzero_si512()), _mm512_castsi512_ps(norm), sub);
 }
 
-// RHT-16 of a group of n values (whole 16-value tiles) into dst, the bits of rht_apply_to: when
-// the group's exponent spread certifies exact double sums (hadamard.cpp's condition for N = 16,
-// largest - smallest nonzero exponent <= 25, no Inf or NaN: then every tile's is too), each tile
-// runs a double FWHT in registers, scaled by 1/4 and rounded once; otherwise rht_apply_to does
-// the group (its own per-tile checks and exact fallback).
-struct Rht16Regs {
-  __m512d pre_lo, pre_hi;  // -0.0 where the sign is -1: XOR flips the sign exactly
-  const Rht16* rht;
+// The RHT (N = 16 or 64) of a group of n values (whole tiles) into dst, the bits of rht_apply_to:
+// when the group's exponent spread certifies exact double sums (hadamard.cpp's condition, largest
+// - smallest nonzero exponent <= 29 - log2 N, no Inf or NaN: then every tile's is too), each tile
+// runs a double FWHT in registers, every partial sum exact, so the one rounding is that of the
+// scaled sum (1 / sqrt N = 2^-2 or 2^-3, exact) to float, as in the reference; otherwise
+// rht_apply_to does the group (its own per-tile checks and exact fallback).
+struct RhtRegs {
+  __m512d pre[8];  // -0.0 where the sign is -1: XOR flips the sign exactly (N / 8 used)
+  const Rht* rht;
 };
 
-FP4SIM_AVX512_INLINE Rht16Regs rht16_regs(const Rht16* rht) {
-  alignas(64) double pre[16] = {};
-  for (int i = 0; i < 16; ++i) pre[i] = rht != nullptr && rht->signs[i] < 0 ? -0.0 : 0.0;
-  return {_mm512_load_pd(pre), _mm512_load_pd(pre + 8), rht};
+FP4SIM_AVX512_INLINE RhtRegs rht_regs(const Rht* rht) {
+  RhtRegs r{};
+  alignas(64) double pre[64] = {};
+  const int n = rht != nullptr ? rht->n : 0;
+  for (int i = 0; i < n; ++i) pre[i] = rht->signs[i] < 0 ? -0.0 : 0.0;
+  for (int v = 0; v < 8; ++v) r.pre[v] = _mm512_load_pd(pre + 8 * v);
+  r.rht = rht;
+  return r;
 }
 
 // The three butterflies inside eight doubles (h = 1, 2, 4).
@@ -94,9 +100,9 @@ FP4SIM_AVX512_INLINE __m512d fwht8(__m512d a) {
 }
 
 template <bool kBf16>
-FP4SIM_AVX512_INLINE __m256 rht16_finish(__m512d v) {
-  // * 1/4 + 0: exact, and an exact-zero sum becomes +0.0 as the reference gives
-  __m256 f = _mm512_cvtpd_ps(_mm512_fmadd_pd(v, _mm512_set1_pd(0.25), _mm512_setzero_pd()));
+FP4SIM_AVX512_INLINE __m256 rht_finish(__m512d v, __m512d scale) {
+  // * 2^-k + 0: exact, and an exact-zero sum becomes +0.0 as the reference gives
+  __m256 f = _mm512_cvtpd_ps(_mm512_fmadd_pd(v, scale, _mm512_setzero_pd()));
   if constexpr (kBf16) {  // RNE to BF16 (no NaN here)
     const __m256i b = _mm256_castps_si256(f);
     const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(b, 16), _mm256_set1_epi32(1));
@@ -106,17 +112,33 @@ FP4SIM_AVX512_INLINE __m256 rht16_finish(__m512d v) {
   return f;
 }
 
-template <bool kBf16>
-FP4SIM_AVX512_INLINE void rht16_tiles(const float* src, size_t n, __m512d pre_lo, __m512d pre_hi, float* dst) {
-  for (size_t i = 0; i < n; i += 16) {
-    const __m512d lo = fwht8(_mm512_xor_pd(_mm512_cvtps_pd(_mm256_loadu_ps(src + i)), pre_lo));
-    const __m512d hi = fwht8(_mm512_xor_pd(_mm512_cvtps_pd(_mm256_loadu_ps(src + i + 8)), pre_hi));
-    _mm256_storeu_ps(dst + i, rht16_finish<kBf16>(_mm512_add_pd(lo, hi)));
-    _mm256_storeu_ps(dst + i + 8, rht16_finish<kBf16>(_mm512_sub_pd(lo, hi)));
+// NV = N / 8 vectors of eight doubles per tile: three butterflies inside each, log2(NV) across.
+template <int NV, bool kBf16>
+FP4SIM_AVX512_INLINE void rht_tiles(const float* src, size_t n, const RhtRegs& rr, float* dst) {
+  const __m512d scale = _mm512_set1_pd(NV == 2 ? 0.25 : 0.125);
+  for (size_t i = 0; i < n; i += 8 * NV) {
+    __m512d v[NV];
+#pragma GCC unroll 8
+    for (int j = 0; j < NV; ++j)
+      v[j] = fwht8(_mm512_xor_pd(_mm512_cvtps_pd(_mm256_loadu_ps(src + i + 8 * j)), rr.pre[j]));
+#pragma GCC unroll 4
+    for (int h = 1; h < NV; h <<= 1) {
+#pragma GCC unroll 4
+      for (int j0 = 0; j0 < NV; j0 += 2 * h) {
+#pragma GCC unroll 4
+        for (int j = j0; j < j0 + h; ++j) {
+          const __m512d a = v[j], b = v[j + h];
+          v[j] = _mm512_add_pd(a, b);
+          v[j + h] = _mm512_sub_pd(a, b);
+        }
+      }
+    }
+#pragma GCC unroll 8
+    for (int j = 0; j < NV; ++j) _mm256_storeu_ps(dst + i + 8 * j, rht_finish<kBf16>(v[j], scale));
   }
 }
 
-FP4SIM_AVX512 void rht16_group(const float* src, size_t n, const Rht16Regs& rr, float* dst) {
+FP4SIM_AVX512 void rht_group(const float* src, size_t n, const RhtRegs& rr, float* dst) {
   const __m512i absm = set1(0x7FFFFFFF), one = set1(1);
   __m512i vmax = _mm512_setzero_si512(), vmin = set1(0xFFFFFFFFu);
   for (size_t i = 0; i < n; i += 16) {
@@ -126,13 +148,19 @@ FP4SIM_AVX512 void rht16_group(const float* src, size_t n, const Rht16Regs& rr, 
   }
   const int emax = static_cast<int>(_mm512_reduce_max_epu32(vmax) >> 23);
   const int emin = std::max(static_cast<int>((_mm512_reduce_min_epu32(vmin) + 1u) >> 23), 1);
-  if (emax >= 255 || emax - emin > 25) {
-    rht_apply_to(std::span<const float>(src, n), std::span<float>(dst, n), n, 16,
-                 std::span<const int8_t>(rr.rht->signs, 16), rr.rht->bf16);
+  const Rht& r = *rr.rht;
+  if (emax >= 255 || emax - emin > 29 - std::countr_zero(static_cast<unsigned>(r.n))) {
+    rht_apply_to(std::span<const float>(src, n), std::span<float>(dst, n), n, r.n,
+                 std::span<const int8_t>(r.signs, static_cast<size_t>(r.n)), r.bf16);
     return;
   }
-  if (rr.rht->bf16) rht16_tiles<true>(src, n, rr.pre_lo, rr.pre_hi, dst);
-  else rht16_tiles<false>(src, n, rr.pre_lo, rr.pre_hi, dst);
+  if (r.n == 16) {
+    if (r.bf16) rht_tiles<2, true>(src, n, rr, dst);
+    else rht_tiles<2, false>(src, n, rr, dst);
+  } else {
+    if (r.bf16) rht_tiles<8, true>(src, n, rr, dst);
+    else rht_tiles<8, false>(src, n, rr, dst);
+  }
 }
 
 // (hi, lo) of the 32 x 32 -> 64-bit products a * m, sixteen lanes.
@@ -293,9 +321,9 @@ FP4SIM_AVX512 void fake_nvfp4_2d(const float* x, size_t rows, size_t cols, Nvfp4
 // non-finite block dequantizes to NaN, an all-zero block to +0.0 (zero codes).
 template <bool SR, int Stream>
 FP4SIM_AVX512 void fake_mx(const BlockFormatInfo& fi, const float* x, size_t n_blocks, const QuantOptions& opt,
-                           uint64_t first_index, const uint64_t* starts, const Rht16* rht, float* out) {
+                           uint64_t first_index, const uint64_t* starts, const Rht* rht, float* out) {
   constexpr size_t B = 32;
-  const Rht16Regs rr = rht16_regs(rht);
+  const RhtRegs rr = rht_regs(rht);
   alignas(64) float rx[16 * B];
   const SmallFmtConst c = small_fmt_const(*fi.elem, SR);
   const bool four = fi.elem->bits == 4;
@@ -314,7 +342,7 @@ FP4SIM_AVX512 void fake_mx(const BlockFormatInfo& fi, const float* x, size_t n_b
     const float* xc = x + b0 * B;
     prefetch_ahead(xc, (n_blocks - b0) * B, 2048);
     if (rht != nullptr) {
-      rht16_group(xc, nb * B, rr, rx);
+      rht_group(xc, nb * B, rr, rx);
       xc = rx;
     }
     if constexpr (SR) sr_block_bytes(opt, first_index, starts, b0, nb, B, rb.data());
@@ -369,8 +397,8 @@ FP4SIM_AVX512 void fake_mx(const BlockFormatInfo& fi, const float* x, size_t n_b
 // s's exponent field as dequant_blocks_avx512 does (s is a normal float of at least 2^-48).
 template <bool SR, int Stream>
 FP4SIM_AVX512 void fake_hif4(const float* x, size_t n_blocks, const QuantOptions& opt, uint64_t first_index,
-                             const uint64_t* starts, const Rht16* rht, float* out) {
-  const Rht16Regs rr = rht16_regs(rht);
+                             const uint64_t* starts, const Rht* rht, float* out) {
+  const RhtRegs rr = rht_regs(rht);
   alignas(64) float rx[16 * 64];
   const BlockFormatInfo& fi = info(BlockFormat::Hif4);
   const Hif4RecTable& recs = hif4_recs();
@@ -387,7 +415,7 @@ FP4SIM_AVX512 void fake_hif4(const float* x, size_t n_blocks, const QuantOptions
     const float* xc = x + b0 * 64;
     prefetch_ahead(xc, (n_blocks - b0) * 64, 4096);
     if (rht != nullptr) {
-      rht16_group(xc, nb * 64, rr, rx);
+      rht_group(xc, nb * 64, rr, rx);
       xc = rx;
     }
     if constexpr (SR) sr_block_bytes(opt, first_index, starts, b0, nb, 64, rb.data());
@@ -454,13 +482,13 @@ struct Nvfp42dK {
 template <bool SR, int S>
 struct MxK {
   static void run(const BlockFormatInfo& fi, const float* x, size_t n, const QuantOptions& o, uint64_t f,
-                  const uint64_t* st, const Rht16* r, float* out) {
+                  const uint64_t* st, const Rht* r, float* out) {
     fake_mx<SR, S>(fi, x, n, o, f, st, r, out);
   }
 };
 template <bool SR, int S>
 struct Hif4K {
-  static void run(const float* x, size_t n, const QuantOptions& o, uint64_t f, const uint64_t* st, const Rht16* r,
+  static void run(const float* x, size_t n, const QuantOptions& o, uint64_t f, const uint64_t* st, const Rht* r,
                   float* out) {
     fake_hif4<SR, S>(x, n, o, f, st, r, out);
   }
@@ -481,24 +509,24 @@ void fake_nvfp4_2d_avx512(const float* x, size_t rows, size_t cols, Nvfp4TensorS
 }
 
 void fake_mx_avx512(const BlockFormatInfo& fi, const float* x, size_t n_blocks, const QuantOptions& opt,
-                    uint64_t first_index, const uint64_t* starts, const Rht16* rht, float* out, bool stream) {
+                    uint64_t first_index, const uint64_t* starts, const Rht* rht, float* out, bool stream) {
   dispatch<MxK>(opt.rounding == Rounding::Sr, stream_kind(out, stream), fi, x, n_blocks, opt, first_index, starts, rht,
                 out);
 }
 
 void fake_hif4_avx512(const float* x, size_t n_blocks, const QuantOptions& opt, uint64_t first_index,
-                      const uint64_t* starts, const Rht16* rht, float* out, bool stream) {
+                      const uint64_t* starts, const Rht* rht, float* out, bool stream) {
   dispatch<Hif4K>(opt.rounding == Rounding::Sr, stream_kind(out, stream), x, n_blocks, opt, first_index, starts, rht,
                   out);
 }
 
-FP4SIM_AVX512 float rht16_amax_avx512(const float* x, size_t n, const Rht16& rht, float* out) {
-  const Rht16Regs rr = rht16_regs(&rht);
+FP4SIM_AVX512 float rht_amax_avx512(const float* x, size_t n, const Rht& rht, float* out) {
+  const RhtRegs rr = rht_regs(&rht);
   float m = 0.0f;
   for (size_t i = 0; i < n; i += 256) {
     const size_t k = std::min<size_t>(256, n - i);
     prefetch_ahead(x + i, n - i, 1024);
-    rht16_group(x + i, k, rr, out + i);
+    rht_group(x + i, k, rr, out + i);
     m = std::max(m, tensor_amax_avx512(out + i, k));
   }
   return m;
@@ -515,10 +543,10 @@ void fake_nvfp4_1x16_avx512(const float*, size_t, Nvfp4TensorScale, const QuantO
 void fake_nvfp4_2d_avx512(const float*, size_t, size_t, Nvfp4TensorScale, const QuantOptions&, uint64_t,
                           const uint64_t*, float*, bool) {}
 void fake_mx_avx512(const BlockFormatInfo&, const float*, size_t, const QuantOptions&, uint64_t, const uint64_t*,
-                    const Rht16*, float*, bool) {}
-void fake_hif4_avx512(const float*, size_t, const QuantOptions&, uint64_t, const uint64_t*, const Rht16*, float*,
+                    const Rht*, float*, bool) {}
+void fake_hif4_avx512(const float*, size_t, const QuantOptions&, uint64_t, const uint64_t*, const Rht*, float*,
                       bool) {}
-float rht16_amax_avx512(const float*, size_t, const Rht16&, float*) { return 0.0f; }
+float rht_amax_avx512(const float*, size_t, const Rht&, float*) { return 0.0f; }
 
 #endif
 

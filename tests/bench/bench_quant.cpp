@@ -244,10 +244,14 @@ BENCHMARK_CAPTURE(BM_fake, fake_mxfp8_e5m2_rne, BlockFormat::Mxfp8E5M2, with(Rou
 BENCHMARK_CAPTURE(BM_fake, fake_hif4_rne, BlockFormat::Hif4, with(Rounding::Rne), kLast);
 BENCHMARK_CAPTURE(BM_fake, fake_hif4_sr, BlockFormat::Hif4, with(Rounding::Sr), kLast);
 BENCHMARK_CAPTURE(BM_fake, fake_hif4_rht16_rne, BlockFormat::Hif4, with(Rounding::Rne, false, 16), kLast);
+BENCHMARK_CAPTURE(BM_fake, fake_mxfp4_rht64_sr, BlockFormat::Mxfp4, with(Rounding::Sr, false, 64), kLast);
+BENCHMARK_CAPTURE(BM_fake, fake_hif4_rht64_rne, BlockFormat::Hif4, with(Rounding::Rne, false, 64), kLast);
 BENCHMARK_CAPTURE(BM_fake, fake_nvfp4_rne_axis0, BlockFormat::Nvfp4, with(Rounding::Rne), kFirst);
 BENCHMARK_CAPTURE(BM_fake, fake_nvfp4_rht16_sr_axis0, BlockFormat::Nvfp4, with(Rounding::Sr, false, 16), kFirst);
 BENCHMARK_CAPTURE(BM_fake, fake_mxfp4_sr_axis0, BlockFormat::Mxfp4, with(Rounding::Sr), kFirst);
 BENCHMARK_CAPTURE(BM_fake, fake_hif4_rne_axis0, BlockFormat::Hif4, with(Rounding::Rne), kFirst);
+BENCHMARK_CAPTURE(BM_fake, fake_mxfp4_rht64_sr_axis0, BlockFormat::Mxfp4, with(Rounding::Sr, false, 64), kFirst);
+BENCHMARK_CAPTURE(BM_fake, fake_hif4_rht64_rne_axis0, BlockFormat::Hif4, with(Rounding::Rne, false, 64), kFirst);
 
 // The SR byte stream alone (sr_bytes: one byte per element, for 16 Mi elements) on each Philox path
 // (set_philox_simd: 0 scalar, 1 AVX2 eight blocks per call, 2 AVX-512 sixteen), as elements/s.

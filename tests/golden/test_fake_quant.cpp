@@ -108,6 +108,11 @@ std::vector<Case> cases() {
       h.rht_seed = 99;
       h.rht_bf16 = true;
       v.push_back({n + "/" + rn + "/rht32-bf16", fi.id, h});
+      h.rht = 64;
+      v.push_back({n + "/" + rn + "/rht64-bf16", fi.id, h});
+      h.rht_bf16 = false;
+      h.rht_seed = 7;
+      v.push_back({n + "/" + rn + "/rht64", fi.id, h});
       if (fi.id == BlockFormat::Nvfp4) {
         QuantOptions p = o;
         p.pts = false;
@@ -119,6 +124,8 @@ std::vector<Case> cases() {
         p.rht_seeded = true;
         p.rht_seed = 5;
         v.push_back({n + "/" + rn + "/2d-rht16-seeded", fi.id, p});
+        p.rht = 64;
+        v.push_back({n + "/" + rn + "/2d-rht64", fi.id, p});
       } else if (fi.id != BlockFormat::Hif4) {
         QuantOptions c = o;
         c.scale_rule = ScaleRule::Ceil;
@@ -252,7 +259,7 @@ TEST(FakeQuant, InPlace) {
   const size_t rows = 128, cols = 128;
   const std::vector<float> x = test_input(rows * cols, 9, true);
   for (const BlockFormatInfo& fi : all_block_formats()) {
-    for (int rht : {0, 16}) {
+    for (int rht : {0, 16, 64}) {
       QuantOptions o;
       o.rht = rht;
       o.rounding = Rounding::Sr;
@@ -398,6 +405,48 @@ TEST(FakeQuant, Rht16CertifiedAndFallbackGroups) {
           const std::vector<float> xs = axis == BlockAxis::First ? transpose(x, rows, cols) : x;
           EXPECT_EQ(first_mismatch(fake(fi.id, xs, rr, cc, o, axis), reference(fi.id, xs, rr, cc, o, axis)), -1)
               << fi.name << " rounding " << static_cast<int>(r) << " variant " << variant;
+        }
+      }
+    }
+  }
+}
+
+// RHT-64 inside the fused kernels, and (along the first axis) on bands of 64 rows, two MX blocks
+// per column: groups certified for exact double sums (spread <= 23 bits) take the in-register
+// transform, the others rht_apply_to. N(0, 1) values (magnitudes up to 2^2) with one value of
+// 2^-20 per row sit inside the bound; 2^-22 and 2^-40 lie beyond it, as do Inf and NaN; a zero row
+// is certified (+0.0 sums). Rows of 1, 3 and 5 tiles leave partial groups of blocks and column
+// spans; SR, BF16 output, two sign seeds and 1-3 threads, against dequantize(quantize(.)).
+TEST(FakeQuant, Rht64CertifiedAndFallbackGroupsBothAxes) {
+  for (size_t tiles : {1u, 3u, 5u, 16u}) {
+    const size_t cols = 64 * tiles, rows = 208;  // along the first axis: column spans of 64, 64, 64 and 16
+    std::mt19937 g(static_cast<uint32_t>(23 + tiles));
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    std::vector<float> x(rows * cols);
+    for (float& v : x) v = nd(g);
+    for (size_t r = 0; r < rows; r += 3) x[r * cols + (r * 37) % cols] = std::ldexp(1.0f, r % 2 ? -22 : -20);
+    for (size_t r = 1; r < rows; r += 7) x[r * cols + (r * 11) % cols] = std::ldexp(-1.0f, -40);
+    x[7 * cols + 5] = std::numeric_limits<float>::infinity();
+    x[11 * cols + cols - 1] = std::numeric_limits<float>::quiet_NaN();
+    for (size_t i = 20 * cols; i < 21 * cols; ++i) x[i] = 0.0f;
+    for (const BlockFormatInfo& fi : all_block_formats()) {
+      for (Rounding r : {Rounding::Rne, Rounding::Sr}) {
+        for (int variant = 0; variant < 3; ++variant) {
+          QuantOptions o;
+          o.rounding = r;
+          o.seed = 3;
+          o.stream = 2;
+          o.rht = 64;
+          o.rht_bf16 = variant == 1;
+          o.rht_seed = variant == 2 ? 44 : 0;
+          o.threads = 1 + static_cast<unsigned>(variant);
+          for (BlockAxis axis : {BlockAxis::Last, BlockAxis::First}) {
+            const size_t rr = axis == BlockAxis::First ? cols : rows, cc = axis == BlockAxis::First ? rows : cols;
+            const std::vector<float> xs = axis == BlockAxis::First ? transpose(x, rows, cols) : x;
+            EXPECT_EQ(first_mismatch(fake(fi.id, xs, rr, cc, o, axis), reference(fi.id, xs, rr, cc, o, axis)), -1)
+                << fi.name << " tiles " << tiles << " rounding " << static_cast<int>(r) << " variant " << variant
+                << " axis " << (axis == BlockAxis::First ? "first" : "last");
+          }
         }
       }
     }
