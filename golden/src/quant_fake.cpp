@@ -234,9 +234,14 @@ void fake_first_bands(BlockFormat f, const float* x, size_t rows, size_t cols, c
     });
     return;
   }
+  if (f != BlockFormat::Hif4) {  // MX: the blocks down the columns, no transposes
+    parallel_chunks(n_bands, threads, [&](size_t band, std::vector<float>&) {
+      fake_mx_band_avx512(fi, x, rows, cols, band * H, opt, rht ? &rh : nullptr, out);
+    });
+    return;
+  }
   for_spans(x, [&](float* t, const uint64_t* starts, size_t i0, size_t c0, size_t nc) {
-    if (f == BlockFormat::Hif4) fake_hif4_avx512(t, nc * per_col, opt, 0, starts, rht ? &rh : nullptr, t, false);
-    else fake_mx_avx512(fi, t, nc * per_col, opt, 0, starts, rht ? &rh : nullptr, t, false);
+    fake_hif4_avx512(t, nc * per_col, opt, 0, starts, rht ? &rh : nullptr, t, false);
     scatter(t, i0, c0, nc);
   });
 }

@@ -170,38 +170,45 @@ FP4SIM_AVX512_INLINE void mulhilo16(__m512i a, __m512i m, __m512i& hi, __m512i& 
   hi = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(even, 32), odd);
 }
 
-// SPEC §3's SR bytes for sixteen blocks of B values whose flat indices start at starts[0..15]
-// (multiples of 16): one Philox4x32-10 counter block per lane, B / 16 of them per block (the
-// rounds of philox4x32_r on sixteen counters at once), laid out as sr_bytes would write each
-// block's range: block j's bytes at rb + j * B.
-FP4SIM_AVX512 void sr_bytes_16_blocks(const QuantOptions& opt, const uint64_t* starts, size_t B, uint8_t* rb) {
+// Philox4x32-10 (philox4x32_r's rounds) on sixteen counters at once: lane j's counter block is
+// blk[j] + q (its words c0, c1; c2 the stream, c3 zero), the key the SR seed. Out: the four output
+// words, lane j's 16 SR bytes being c0's four bytes (least significant first), then c1's, c2's, c3's.
+FP4SIM_AVX512_INLINE void philox_16(const QuantOptions& opt, __m512i blk_lo, __m512i blk_hi, size_t q, __m512i w[4]) {
   const __m512i m0 = set1(0xD2511F53u), m1 = set1(0xCD9E8D57u);
-  const __m512i c2_init = set1(opt.stream);
+  const __m512i bq_lo = _mm512_add_epi64(blk_lo, _mm512_set1_epi64(static_cast<int64_t>(q)));
+  const __m512i bq_hi = _mm512_add_epi64(blk_hi, _mm512_set1_epi64(static_cast<int64_t>(q)));
+  __m512i c0 =
+      _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(bq_lo)), _mm512_cvtepi64_epi32(bq_hi), 1);
+  __m512i c1 = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(_mm512_srli_epi64(bq_lo, 32))),
+                                  _mm512_cvtepi64_epi32(_mm512_srli_epi64(bq_hi, 32)), 1);
+  __m512i c2 = set1(opt.stream), c3 = _mm512_setzero_si512();
+  uint32_t k0 = static_cast<uint32_t>(opt.seed), k1 = static_cast<uint32_t>(opt.seed >> 32);
+  for (int r = 0; r < 10; ++r) {
+    if (r > 0) k0 += 0x9E3779B9u, k1 += 0xBB67AE85u;
+    __m512i hi0, lo0, hi1, lo1;
+    mulhilo16(c0, m0, hi0, lo0);
+    mulhilo16(c2, m1, hi1, lo1);
+    c0 = _mm512_xor_si512(_mm512_xor_si512(hi1, c1), set1(k0));
+    c1 = lo1;
+    c2 = _mm512_xor_si512(_mm512_xor_si512(hi0, c3), set1(k1));
+    c3 = lo0;
+  }
+  w[0] = c0, w[1] = c1, w[2] = c2, w[3] = c3;
+}
+
+// SPEC §3's SR bytes for sixteen blocks of B values whose flat indices start at starts[0..15]
+// (multiples of 16): one Philox counter block per lane, B / 16 of them per block, laid out as
+// sr_bytes would write each block's range: block j's bytes at rb + j * B.
+FP4SIM_AVX512 void sr_bytes_16_blocks(const QuantOptions& opt, const uint64_t* starts, size_t B, uint8_t* rb) {
   const __m512i blk_lo = _mm512_srli_epi64(_mm512_loadu_si512(starts), 4);
   const __m512i blk_hi = _mm512_srli_epi64(_mm512_loadu_si512(starts + 8), 4);
   for (size_t q = 0; q < B / 16; ++q) {
-    const __m512i bq_lo = _mm512_add_epi64(blk_lo, _mm512_set1_epi64(static_cast<int64_t>(q)));
-    const __m512i bq_hi = _mm512_add_epi64(blk_hi, _mm512_set1_epi64(static_cast<int64_t>(q)));
-    __m512i c0 =
-        _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(bq_lo)), _mm512_cvtepi64_epi32(bq_hi), 1);
-    __m512i c1 = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(_mm512_srli_epi64(bq_lo, 32))),
-                                    _mm512_cvtepi64_epi32(_mm512_srli_epi64(bq_hi, 32)), 1);
-    __m512i c2 = c2_init, c3 = _mm512_setzero_si512();
-    uint32_t k0 = static_cast<uint32_t>(opt.seed), k1 = static_cast<uint32_t>(opt.seed >> 32);
-    for (int r = 0; r < 10; ++r) {
-      if (r > 0) k0 += 0x9E3779B9u, k1 += 0xBB67AE85u;
-      __m512i hi0, lo0, hi1, lo1;
-      mulhilo16(c0, m0, hi0, lo0);
-      mulhilo16(c2, m1, hi1, lo1);
-      c0 = _mm512_xor_si512(_mm512_xor_si512(hi1, c1), set1(k0));
-      c1 = lo1;
-      c2 = _mm512_xor_si512(_mm512_xor_si512(hi0, c3), set1(k1));
-      c3 = lo0;
-    }
-    // Lane j's words (c0, c1, c2, c3) as its 16 bytes: after the unpacks, 128-bit lane L of u[k]
-    // holds counter lane 4L + k.
-    const __m512i t0 = _mm512_unpacklo_epi32(c0, c1), t1 = _mm512_unpackhi_epi32(c0, c1);
-    const __m512i t2 = _mm512_unpacklo_epi32(c2, c3), t3 = _mm512_unpackhi_epi32(c2, c3);
+    __m512i w[4];
+    philox_16(opt, blk_lo, blk_hi, q, w);
+    // Lane j's words as its 16 bytes: after the unpacks, 128-bit lane L of u[k] holds counter
+    // lane 4L + k.
+    const __m512i t0 = _mm512_unpacklo_epi32(w[0], w[1]), t1 = _mm512_unpackhi_epi32(w[0], w[1]);
+    const __m512i t2 = _mm512_unpacklo_epi32(w[2], w[3]), t3 = _mm512_unpackhi_epi32(w[2], w[3]);
     const __m512i u[4] = {_mm512_unpacklo_epi64(t0, t2), _mm512_unpackhi_epi64(t0, t2), _mm512_unpacklo_epi64(t1, t3),
                           _mm512_unpackhi_epi64(t1, t3)};
     for (int k = 0; k < 4; ++k) {
@@ -211,6 +218,27 @@ FP4SIM_AVX512 void sr_bytes_16_blocks(const QuantOptions& opt, const uint64_t* s
       _mm_storeu_si128(reinterpret_cast<__m128i*>(o + 8 * B), _mm512_extracti32x4_epi32(u[k], 2));
       _mm_storeu_si128(reinterpret_cast<__m128i*>(o + 12 * B), _mm512_extracti32x4_epi32(u[k], 3));
     }
+  }
+}
+
+// The same bytes transposed, for blocks that run down sixteen columns: rv[16 * i + j] is byte i of
+// block j, block j starting at flat index start + j * stride (a multiple of 16 each).
+FP4SIM_AVX512 void sr_rows_16_blocks(const QuantOptions& opt, uint64_t start, uint64_t stride, size_t B,
+                                     uint8_t* rv) {
+  const __m512i j = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m512i st = _mm512_set1_epi64(static_cast<int64_t>(stride));
+  const __m512i base = _mm512_set1_epi64(static_cast<int64_t>(start));
+  const __m512i s_lo = _mm512_add_epi64(base, _mm512_mullo_epi64(j, st));
+  const __m512i s_hi = _mm512_add_epi64(s_lo, _mm512_slli_epi64(st, 3));
+  const __m512i blk_lo = _mm512_srli_epi64(s_lo, 4), blk_hi = _mm512_srli_epi64(s_hi, 4);
+  for (size_t q = 0; q < B / 16; ++q) {
+    __m512i w[4];
+    philox_16(opt, blk_lo, blk_hi, q, w);
+    uint8_t* o = rv + 256 * q;
+    for (int k = 0; k < 4; ++k)
+      for (int b = 0; b < 4; ++b)  // vpmovdb keeps each lane's low byte
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(o + 16 * (4 * k + b)),
+                         _mm512_cvtepi32_epi8(_mm512_srli_epi32(w[k], 8 * b)));
   }
 }
 
@@ -393,6 +421,194 @@ FP4SIM_AVX512 void fake_mx(const BlockFormatInfo& fi, const float* x, size_t n_b
   }
 }
 
+// Along the first axis without transposes: blocks that run down sixteen columns of x, one block
+// per lane, so that a row of sixteen values is one vector. The RHT's tiles run down the columns
+// too: its butterflies pair rows, whole vectors, and need no permutes.
+
+// The RHT (N = 16 or 64) of N rows of sixteen columns (src row i at src + i * ss) into dst
+// (row i at dst + 16 * i), the bits of rht_apply_to on each column: the certificate of rht_group
+// over the whole group, then in doubles (eight columns at a time) the butterflies of the row index's
+// low three bits in registers on eight rows, the remaining ones on the rows eight apart through
+// dbl; every partial sum exact, rounded once. Otherwise each column through rht_apply_to.
+template <int N>
+FP4SIM_AVX512 void rht_columns(const float* src, size_t ss, const Rht& rht, float* dst) {
+  const __m512i absm = set1(0x7FFFFFFF), one = set1(1);
+  __m512i vmax = _mm512_setzero_si512(), vmin = set1(0xFFFFFFFFu);
+  for (int i = 0; i < N; ++i) {
+    const __m512i a = _mm512_and_si512(_mm512_loadu_si512(src + static_cast<size_t>(i) * ss), absm);
+    vmax = _mm512_max_epu32(vmax, a);
+    vmin = _mm512_min_epu32(vmin, _mm512_sub_epi32(a, one));  // zeros wrap to the top: ignored
+  }
+  const int emax = static_cast<int>(_mm512_reduce_max_epu32(vmax) >> 23);
+  const int emin = std::max(static_cast<int>((_mm512_reduce_min_epu32(vmin) + 1u) >> 23), 1);
+  if (emax >= 255 || emax - emin > 29 - std::countr_zero(static_cast<unsigned>(N))) {
+    alignas(64) float col[N];
+    for (int j = 0; j < 16; ++j) {
+      for (int i = 0; i < N; ++i) col[i] = src[static_cast<size_t>(i) * ss + static_cast<size_t>(j)];
+      rht_apply_to(std::span<const float>(col, N), std::span<float>(col, N), N, N,
+                   std::span<const int8_t>(rht.signs, N), rht.bf16);
+      for (int i = 0; i < N; ++i) dst[16 * i + j] = col[i];
+    }
+    return;
+  }
+  constexpr int G = N / 8;  // groups of eight rows
+  alignas(64) double dbl[N * 16];
+  const __m512d flip = _mm512_set1_pd(-0.0), keep = _mm512_setzero_pd();
+  for (int g = 0; g < G; ++g) {
+    for (int h = 0; h < 2; ++h) {
+      __m512d v[8];
+#pragma GCC unroll 8
+      for (int k = 0; k < 8; ++k) {
+        const int i = 8 * g + k;
+        v[k] = _mm512_xor_pd(_mm512_cvtps_pd(_mm256_loadu_ps(src + static_cast<size_t>(i) * ss + 8 * h)),
+                             rht.signs[i] < 0 ? flip : keep);
+      }
+#pragma GCC unroll 4
+      for (int w = 1; w < 8; w <<= 1) {
+#pragma GCC unroll 4
+        for (int k0 = 0; k0 < 8; k0 += 2 * w) {
+#pragma GCC unroll 4
+          for (int k = k0; k < k0 + w; ++k) {
+            const __m512d a = v[k], b = v[k + w];
+            v[k] = _mm512_add_pd(a, b);
+            v[k + w] = _mm512_sub_pd(a, b);
+          }
+        }
+      }
+#pragma GCC unroll 8
+      for (int k = 0; k < 8; ++k) _mm512_store_pd(dbl + 16 * (8 * g + k) + 8 * h, v[k]);
+    }
+  }
+  const __m512d scale = _mm512_set1_pd(N == 16 ? 0.25 : 0.125);
+  for (int k = 0; k < 8; ++k) {
+    for (int h = 0; h < 2; ++h) {
+      __m512d v[G];
+#pragma GCC unroll 8
+      for (int g = 0; g < G; ++g) v[g] = _mm512_load_pd(dbl + 16 * (8 * g + k) + 8 * h);
+#pragma GCC unroll 4
+      for (int w = 1; w < G; w <<= 1) {
+#pragma GCC unroll 4
+        for (int g0 = 0; g0 < G; g0 += 2 * w) {
+#pragma GCC unroll 4
+          for (int g = g0; g < g0 + w; ++g) {
+            const __m512d a = v[g], b = v[g + w];
+            v[g] = _mm512_add_pd(a, b);
+            v[g + w] = _mm512_sub_pd(a, b);
+          }
+        }
+      }
+#pragma GCC unroll 8
+      for (int g = 0; g < G; ++g) {
+        float* o = dst + 16 * (8 * g + k) + 8 * h;
+        _mm256_storeu_ps(o, rht.bf16 ? rht_finish<true>(v[g], scale) : rht_finish<false>(v[g], scale));
+      }
+    }
+  }
+}
+
+// fake_mx's arithmetic on sixteen blocks that run down sixteen columns (block j: rows 0 .. B - 1
+// of column j, row i at src + i * ss, written at dst + i * ds), its shared exponents computed for
+// all sixteen lanes at once: the floor rule from the amax's exponent field, the ceil rule one more
+// where the amax's significand exceeds the largest element's (both in [2^E, 2^(E+1)), so this is
+// mx_shared_exp's comparison); FP32-subnormal maxima by mx_shared_exp itself. rv: the SR bytes,
+// row i's at rv + 16 * i.
+struct MxColumns {
+  const BlockFormatInfo* fi;
+  SmallFmtConst c;
+  ElemDecode dec;
+  __m512 t16;
+  const float* st;
+  uint32_t max_mant;  // significand field of the largest element
+  bool four, fp4_rne, ceil;
+  ScaleRule rule;
+};
+
+template <bool SR>
+FP4SIM_AVX512_INLINE void fake_mx_column_blocks(const MxColumns& k, const float* src, size_t ss, const uint8_t* rv,
+                                                float* dst, size_t ds) {
+  constexpr size_t B = 32;
+  const __m512i absm = set1(0x7FFFFFFF);
+  __m512i am = _mm512_setzero_si512();
+#pragma GCC unroll 8
+  for (size_t i = 0; i < B; ++i) am = _mm512_max_epu32(am, _mm512_and_si512(_mm512_loadu_si512(src + i * ss), absm));
+  __m512i e = _mm512_sub_epi32(_mm512_srli_epi32(am, 23), set1(static_cast<uint32_t>(127 + k.fi->emax_elem)));
+  if (k.ceil) {
+    const __mmask16 up = _mm512_cmpgt_epu32_mask(_mm512_and_si512(am, set1(0x007FFFFFu)), set1(k.max_mant));
+    e = _mm512_mask_add_epi32(e, up, e, set1(1));
+  }
+  e = _mm512_min_epi32(_mm512_max_epi32(e, set1(static_cast<uint32_t>(-127))), set1(127));
+  const __mmask16 nan = _mm512_cmpge_epu32_mask(am, set1(kExpMask));
+  const __mmask16 zero = _mm512_cmpeq_epi32_mask(am, _mm512_setzero_si512());
+  const __mmask16 tiny = _mm512_cmplt_epu32_mask(am, set1(0x00800000u)) & static_cast<__mmask16>(~zero);
+  if (tiny != 0) [[unlikely]] {
+    alignas(64) uint32_t a16[16];
+    alignas(64) int32_t e16[16];
+    _mm512_store_si512(a16, am);
+    _mm512_store_si512(e16, e);
+    for (int j = 0; j < 16; ++j)
+      if ((tiny >> j) & 1) e16[j] = mx_shared_exp(*k.fi, u2f(a16[j]), k.rule);
+    e = _mm512_load_si512(e16);
+  }
+  const __m512 vinv = _mm512_castsi512_ps(_mm512_mask_blend_epi32(
+      _mm512_cmpeq_epi32_mask(e, set1(127)), _mm512_slli_epi32(_mm512_sub_epi32(set1(127), e), 23), set1(0x00400000)));
+  const __m512 s = _mm512_i32gather_ps(_mm512_add_epi32(e, set1(kUE8M0Bias)), k.st, 4);
+  const __mmask16 special = nan | zero;
+  const __m512 qnan = _mm512_castsi512_ps(set1(0x7FC00000u));
+#pragma GCC unroll 2
+  for (size_t i = 0; i < B; ++i) {
+    const __m512 xv = _mm512_loadu_ps(src + i * ss);
+    __m512i cc;
+    if (k.fp4_rne) {
+      cc = e2m1_rne_16(xv, vinv);
+    } else {
+      const __m512i r = SR ? rbytes_16(rv + 16 * i) : _mm512_setzero_si512();
+      cc = small_codes_16<SR>(_mm512_mul_ps(xv, vinv), xv, r, k.c);
+    }
+    const __m512 q = k.four ? _mm512_permutexvar_ps(cc, k.t16) : decode_small_16(cc, k.dec);
+    __m512 v = _mm512_mul_ps(q, s);
+    if (special != 0) v = _mm512_mask_mov_ps(_mm512_mask_mov_ps(v, nan, qnan), zero, _mm512_setzero_ps());
+    _mm512_storeu_ps(dst + i * ds, v);
+  }
+}
+
+// One band of H rows (H = 32, or the RHT size where larger) of x [rows, cols] from row i0: every
+// column's blocks, sixteen columns at a time, in place allowed. Column c's block q takes the SR
+// bytes of flat index c * rows + i0 + 32 q (the transposed view's).
+template <bool SR>
+FP4SIM_AVX512 void fake_mx_band(const BlockFormatInfo& fi, const float* x, size_t rows, size_t cols, size_t i0,
+                                const QuantOptions& opt, const Rht* rht, float* out) {
+  constexpr size_t B = 32;
+  MxColumns k{};
+  k.fi = &fi;
+  k.c = small_fmt_const(*fi.elem, SR);
+  k.dec = elem_decode(*fi.elem);
+  k.four = fi.elem->bits == 4;
+  k.fp4_rne = !SR && fi.elem == &kE2M1;
+  k.t16 = k.four ? _mm512_loadu_ps(decode_table(*fi.elem).v.data()) : _mm512_setzero_ps();
+  k.st = decode_table(*fi.scale).v.data();
+  k.max_mant = f2u(static_cast<float>(decode(*fi.elem, fi.elem->max_code()))) & 0x007FFFFFu;
+  k.ceil = opt.scale_rule == ScaleRule::Ceil;
+  k.rule = opt.scale_rule;
+  const size_t H = rht != nullptr ? std::max<size_t>(B, static_cast<size_t>(rht->n)) : B;
+  alignas(64) float rot[64 * 16];
+  alignas(64) uint8_t rv[64 * 16];
+  for (size_t c0 = 0; c0 < cols; c0 += 16) {
+    const float* src = x + i0 * cols + c0;
+    size_t ss = cols;
+    if (rht != nullptr) {
+      for (size_t t = 0; t < H; t += static_cast<size_t>(rht->n)) {
+        if (rht->n == 16) rht_columns<16>(src + t * cols, cols, *rht, rot + 16 * t);
+        else rht_columns<64>(src + t * cols, cols, *rht, rot + 16 * t);
+      }
+      src = rot;
+      ss = 16;
+    }
+    if constexpr (SR) sr_rows_16_blocks(opt, c0 * rows + i0, rows, H, rv);
+    for (size_t q = 0; q < H; q += B)
+      fake_mx_column_blocks<SR>(k, src + q * ss, ss, rv + 16 * q, out + (i0 + q) * cols + c0, cols);
+  }
+}
+
 // HiF4: hif4_blocks' scale word, then per element value * (s * 2^level), the power of two added to
 // s's exponent field as dequant_blocks_avx512 does (s is a normal float of at least 2^-48).
 template <bool SR, int Stream>
@@ -520,6 +736,12 @@ void fake_hif4_avx512(const float* x, size_t n_blocks, const QuantOptions& opt, 
                   out);
 }
 
+void fake_mx_band_avx512(const BlockFormatInfo& fi, const float* x, size_t rows, size_t cols, size_t i0,
+                         const QuantOptions& opt, const Rht* rht, float* out) {
+  if (opt.rounding == Rounding::Sr) fake_mx_band<true>(fi, x, rows, cols, i0, opt, rht, out);
+  else fake_mx_band<false>(fi, x, rows, cols, i0, opt, rht, out);
+}
+
 FP4SIM_AVX512 float rht_amax_avx512(const float* x, size_t n, const Rht& rht, float* out) {
   const RhtRegs rr = rht_regs(&rht);
   float m = 0.0f;
@@ -546,6 +768,8 @@ void fake_mx_avx512(const BlockFormatInfo&, const float*, size_t, const QuantOpt
                     const Rht*, float*, bool) {}
 void fake_hif4_avx512(const float*, size_t, const QuantOptions&, uint64_t, const uint64_t*, const Rht*, float*,
                       bool) {}
+void fake_mx_band_avx512(const BlockFormatInfo&, const float*, size_t, size_t, size_t, const QuantOptions&,
+                         const Rht*, float*) {}
 float rht_amax_avx512(const float*, size_t, const Rht&, float*) { return 0.0f; }
 
 #endif

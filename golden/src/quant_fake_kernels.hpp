@@ -35,6 +35,12 @@ void fake_mx_avx512(const BlockFormatInfo& fi, const float* x, size_t n_blocks, 
                     uint64_t first_index, const uint64_t* starts, const Rht* rht, float* out, bool stream);
 void fake_hif4_avx512(const float* x, size_t n_blocks, const QuantOptions& opt, uint64_t first_index,
                       const uint64_t* starts, const Rht* rht, float* out, bool stream);
+// MX along the first axis of x [rows, cols] (cols a multiple of 16), the band of H rows from row
+// i0 (H = 32, or rht->n where larger): every block runs down a column, the SR bytes of column c's
+// block at view row i0 + 32 q from flat index c * rows + i0 + 32 q, as fake_mx on the transposed
+// view gives; x == out allowed. rht: 16 or 64 points down the columns, or null.
+void fake_mx_band_avx512(const BlockFormatInfo& fi, const float* x, size_t rows, size_t cols, size_t i0,
+                         const QuantOptions& opt, const Rht* rht, float* out);
 // out = RHT(x[0, n)) (rht_apply_to's bits; n a multiple of rht.n, out == x allowed); returns the
 // NaN-ignoring amax of out (NVFP4's first pass).
 float rht_amax_avx512(const float* x, size_t n, const Rht& rht, float* out);

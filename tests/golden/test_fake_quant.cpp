@@ -321,12 +321,17 @@ std::vector<float> corner_blocks() {
   block([&](int i) { return i == 0 ? 100.0f : -std::numeric_limits<float>::denorm_min() * static_cast<float>(i); });
   block([&](int i) { return i % 2 ? -0.0f : std::numeric_limits<float>::max() * (i % 3 ? 1.0f : -1.0f); });
   block([&](int i) { return i == 9 ? -1e-30f : 0.0f; });
-  return x;
+  // Maxima equal to the largest element of MXFP6 E3M2 times a power of two (the ceil rule keeps
+  // the exponent), normal and FP32-subnormal.
+  block([&](int i) { return (i % 2 ? -28.0f : 14.5f) * std::ldexp(1.0f, i % 3 == 0 ? -3 : 5); });
+  block([&](int i) { return (i % 2 ? -28.0f : 3.0f) * std::ldexp(1.0f, -135); });
+  return x;  // 64 blocks: along the first axis, 64 columns (the fused kernels want multiples of 16)
 }
 
 TEST(FakeQuant, DirectedCornerBlocks) {
   std::vector<float> x = corner_blocks();
   const size_t cols = 64, rows = x.size() / cols;
+  ASSERT_EQ(rows % 16, 0u);  // along the first axis: the fused kernels (column groups of 16), not the chunk path
   for (QuantSimd l : levels()) {
     const QuantSimd was = set_quant_simd_level(l);
     for (const Case& c : cases()) {
