@@ -153,12 +153,14 @@ void fake_quantize_unfused(BlockFormat f, const float* x, size_t rows, size_t co
 
 // Along the first axis with the fused kernels: bands of H rows of x (H = the block B, or the RHT
 // size where that is larger), each block being B consecutive rows of one column, so that a band
-// holds whole blocks and RHT tiles and x and out are read and written a band at a time, rows of 64
-// bytes per transpose, instead of a few columns at a time down the whole tensor (whose rows lie a
-// page or more apart). Per band, up to `span` columns go through a 16 x 16 transpose into view
-// layout (column c at t + c * H), the kernel (in place, the SR bytes of column c's block q from
-// flat index c * rows + i0 + q * B of the view) and back. RHT of 16 or 64 points only (their
-// tiles then lie inside a column of the band): the caller keeps the chunk path for other sizes.
+// holds whole blocks and RHT tiles and x and out are read and written a band at a time instead of
+// a few columns at a time down the whole tensor (whose rows lie a page or more apart). MX and HiF4
+// work on the band in x's layout, sixteen columns (sixteen blocks, one per lane) at a time
+// (fake_mx_band_avx512). NVFP4 brings up to `span` columns through 16 x 16 transposes into view
+// layout (column c at t + c * H), runs its kernel there (in place, the SR bytes of column c's block
+// q from flat index c * rows + i0 + q * B of the view) and transposes back. RHT of 16 or 64 points
+// only (their tiles then lie inside a column of the band): the caller keeps the chunk path for
+// other sizes.
 void fake_first_bands(BlockFormat f, const float* x, size_t rows, size_t cols, const QuantOptions& opt, float* out,
                       unsigned threads, const std::vector<int8_t>& signs) {
   const BlockFormatInfo& fi = info(f);
@@ -234,15 +236,10 @@ void fake_first_bands(BlockFormat f, const float* x, size_t rows, size_t cols, c
     });
     return;
   }
-  if (f != BlockFormat::Hif4) {  // MX: the blocks down the columns, no transposes
-    parallel_chunks(n_bands, threads, [&](size_t band, std::vector<float>&) {
-      fake_mx_band_avx512(fi, x, rows, cols, band * H, opt, rht ? &rh : nullptr, out);
-    });
-    return;
-  }
-  for_spans(x, [&](float* t, const uint64_t* starts, size_t i0, size_t c0, size_t nc) {
-    fake_hif4_avx512(t, nc * per_col, opt, 0, starts, rht ? &rh : nullptr, t, false);
-    scatter(t, i0, c0, nc);
+  // MX and HiF4: the blocks down the columns, no transposes
+  parallel_chunks(n_bands, threads, [&](size_t band, std::vector<float>&) {
+    if (f == BlockFormat::Hif4) fake_hif4_band_avx512(x, rows, cols, band * H, opt, rht ? &rh : nullptr, out);
+    else fake_mx_band_avx512(fi, x, rows, cols, band * H, opt, rht ? &rh : nullptr, out);
   });
 }
 

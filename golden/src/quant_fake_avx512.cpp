@@ -609,6 +609,79 @@ FP4SIM_AVX512 void fake_mx_band(const BlockFormatInfo& fi, const float* x, size_
   }
 }
 
+// fake_hif4's arithmetic on sixteen 64-value blocks that run down sixteen columns (block j: rows
+// 0 .. 63 of column j, row i at src + i * ss, written at dst + i * ds): a group of four elements is
+// four rows, so the group maxima are sixteen vectors over the lanes, and hif4_levels' comparisons
+// per group (pairs of groups for l2) are lane-wise; the scale code's table entries by gathers.
+template <bool SR>
+FP4SIM_AVX512 void fake_hif4_columns(const float* src, size_t ss, const uint8_t* rv, float* dst, size_t ds) {
+  const BlockFormatInfo& fi = info(BlockFormat::Hif4);
+  const Hif4RecTable& recs = hif4_recs();
+  const __m512 t16 = _mm512_loadu_ps(decode_table(*fi.elem).v.data());
+  const float* st = decode_table(*fi.scale).v.data();
+  const __m512i absm = set1(0x7FFFFFFF), one = set1(1);
+  __m512i gm[16];
+  __m512i vmax = _mm512_setzero_si512();
+  for (size_t g = 0; g < 16; ++g) {
+    __m512i m = _mm512_setzero_si512();
+#pragma GCC unroll 4
+    for (size_t i = 4 * g; i < 4 * g + 4; ++i)
+      m = _mm512_max_epu32(m, _mm512_and_si512(_mm512_loadu_si512(src + i * ss), absm));
+    gm[g] = m;
+    vmax = _mm512_max_epu32(vmax, m);
+  }
+  const __m512i finite_vmax = _mm512_min_epu32(vmax, set1(0x7F7FFFFF));
+  const __m256i c_lo = hif4_e6m2_8(_mm512_castps512_ps256(_mm512_castsi512_ps(finite_vmax)));
+  const __m256i c_hi = hif4_e6m2_8(_mm256_castsi256_ps(_mm512_extracti64x4_epi64(finite_vmax, 1)));
+  const __m512i code = _mm512_inserti64x4(_mm512_castsi256_si512(c_lo), c_hi, 1);
+  const __mmask16 nan = _mm512_cmpge_epu32_mask(vmax, set1(kExpMask));  // NaN scale word: the block NaN
+  const auto* t2p = reinterpret_cast<const int*>(recs.t2.data());
+  const auto* t4p = reinterpret_cast<const int*>(recs.t4.data());
+  const __m512i t2m1 = _mm512_sub_epi32(_mm512_i32gather_epi32(code, t2p, 4), one);
+  const __m512i t4m1 = _mm512_sub_epi32(_mm512_i32gather_epi32(code, t4p, 4), one);
+  const __m512i base = _mm512_i32gather_epi32(code, recs.base.data(), 4);
+  const __m512i mr = _mm512_i32gather_epi32(code, reinterpret_cast<const int*>(recs.mr.data()), 4);
+  const __m512i sv = _mm512_castps_si512(_mm512_i32gather_ps(code, st, 4));
+  const __m512 qnan = _mm512_castsi512_ps(set1(0x7FC00000u));
+  for (size_t g = 0; g < 16; ++g) {
+    const __m512i v8 = _mm512_max_epu32(gm[g], gm[g ^ 1]);  // the pair of groups
+    const __mmask16 l2 = _mm512_cmpgt_epi32_mask(v8, t4m1);
+    const __mmask16 l3 = _mm512_cmpgt_epi32_mask(gm[g], _mm512_mask_blend_epi32(l2, t2m1, t4m1));
+    __m512i lvl = _mm512_mask_add_epi32(base, l2, base, one);
+    lvl = _mm512_mask_add_epi32(lvl, l3, lvl, one);
+    const __m512 sl = _mm512_castsi512_ps(_mm512_add_epi32(sv, _mm512_slli_epi32(_mm512_sub_epi32(lvl, base), 23)));
+#pragma GCC unroll 4
+    for (size_t i = 4 * g; i < 4 * g + 4; ++i) {
+      const __m512i r = SR ? rbytes_16(rv + 16 * i) : set1(128);
+      const __m512i cc = hif4_codes_16(_mm512_loadu_si512(src + i * ss), mr, lvl, r);
+      const __m512 v = _mm512_mul_ps(_mm512_permutexvar_ps(cc, t16), sl);
+      _mm512_storeu_ps(dst + i * ds, _mm512_mask_mov_ps(v, nan, qnan));
+    }
+  }
+}
+
+// One band of 64 rows of x [rows, cols] from row i0, HiF4 down the columns as fake_mx_band does MX.
+template <bool SR>
+FP4SIM_AVX512 void fake_hif4_band(const float* x, size_t rows, size_t cols, size_t i0, const QuantOptions& opt,
+                                  const Rht* rht, float* out) {
+  alignas(64) float rot[64 * 16];
+  alignas(64) uint8_t rv[64 * 16];
+  for (size_t c0 = 0; c0 < cols; c0 += 16) {
+    const float* src = x + i0 * cols + c0;
+    size_t ss = cols;
+    if (rht != nullptr) {
+      for (size_t t = 0; t < 64; t += static_cast<size_t>(rht->n)) {
+        if (rht->n == 16) rht_columns<16>(src + t * cols, cols, *rht, rot + 16 * t);
+        else rht_columns<64>(src + t * cols, cols, *rht, rot + 16 * t);
+      }
+      src = rot;
+      ss = 16;
+    }
+    if constexpr (SR) sr_rows_16_blocks(opt, c0 * rows + i0, rows, 64, rv);
+    fake_hif4_columns<SR>(src, ss, rv, out + i0 * cols + c0, cols);
+  }
+}
+
 // HiF4: hif4_blocks' scale word, then per element value * (s * 2^level), the power of two added to
 // s's exponent field as dequant_blocks_avx512 does (s is a normal float of at least 2^-48).
 template <bool SR, int Stream>
@@ -742,6 +815,12 @@ void fake_mx_band_avx512(const BlockFormatInfo& fi, const float* x, size_t rows,
   else fake_mx_band<false>(fi, x, rows, cols, i0, opt, rht, out);
 }
 
+void fake_hif4_band_avx512(const float* x, size_t rows, size_t cols, size_t i0, const QuantOptions& opt,
+                           const Rht* rht, float* out) {
+  if (opt.rounding == Rounding::Sr) fake_hif4_band<true>(x, rows, cols, i0, opt, rht, out);
+  else fake_hif4_band<false>(x, rows, cols, i0, opt, rht, out);
+}
+
 FP4SIM_AVX512 float rht_amax_avx512(const float* x, size_t n, const Rht& rht, float* out) {
   const RhtRegs rr = rht_regs(&rht);
   float m = 0.0f;
@@ -770,6 +849,7 @@ void fake_hif4_avx512(const float*, size_t, const QuantOptions&, uint64_t, const
                       bool) {}
 void fake_mx_band_avx512(const BlockFormatInfo&, const float*, size_t, size_t, size_t, const QuantOptions&,
                          const Rht*, float*) {}
+void fake_hif4_band_avx512(const float*, size_t, size_t, size_t, const QuantOptions&, const Rht*, float*) {}
 float rht_amax_avx512(const float*, size_t, const Rht&, float*) { return 0.0f; }
 
 #endif

@@ -41,6 +41,9 @@ void fake_hif4_avx512(const float* x, size_t n_blocks, const QuantOptions& opt, 
 // view gives; x == out allowed. rht: 16 or 64 points down the columns, or null.
 void fake_mx_band_avx512(const BlockFormatInfo& fi, const float* x, size_t rows, size_t cols, size_t i0,
                          const QuantOptions& opt, const Rht* rht, float* out);
+// HiF4 the same way, bands of 64 rows (rht: 16 or 64 points down the columns, or null).
+void fake_hif4_band_avx512(const float* x, size_t rows, size_t cols, size_t i0, const QuantOptions& opt,
+                           const Rht* rht, float* out);
 // out = RHT(x[0, n)) (rht_apply_to's bits; n a multiple of rht.n, out == x allowed); returns the
 // NaN-ignoring amax of out (NVFP4's first pass).
 float rht_amax_avx512(const float* x, size_t n, const Rht& rht, float* out);
