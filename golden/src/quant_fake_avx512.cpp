@@ -430,8 +430,9 @@ FP4SIM_AVX512 void fake_mx(const BlockFormatInfo& fi, const float* x, size_t n_b
 // over the whole group, then in doubles (eight columns at a time) the butterflies of the row index's
 // low three bits in registers on eight rows, the remaining ones on the rows eight apart through
 // dbl; every partial sum exact, rounded once. Otherwise each column through rht_apply_to.
-template <int N>
-FP4SIM_AVX512 void rht_columns(const float* src, size_t ss, const Rht& rht, float* dst) {
+// pre: N entries, -0.0 where the sign is -1 (a broadcast XOR, no branch on the signs).
+template <int N, bool kBf16>
+FP4SIM_AVX512 void rht_columns(const float* src, size_t ss, const Rht& rht, const double* pre, float* dst) {
   const __m512i absm = set1(0x7FFFFFFF), one = set1(1);
   __m512i vmax = _mm512_setzero_si512(), vmin = set1(0xFFFFFFFFu);
   for (int i = 0; i < N; ++i) {
@@ -453,7 +454,6 @@ FP4SIM_AVX512 void rht_columns(const float* src, size_t ss, const Rht& rht, floa
   }
   constexpr int G = N / 8;  // groups of eight rows
   alignas(64) double dbl[N * 16];
-  const __m512d flip = _mm512_set1_pd(-0.0), keep = _mm512_setzero_pd();
   for (int g = 0; g < G; ++g) {
     for (int h = 0; h < 2; ++h) {
       __m512d v[8];
@@ -461,7 +461,7 @@ FP4SIM_AVX512 void rht_columns(const float* src, size_t ss, const Rht& rht, floa
       for (int k = 0; k < 8; ++k) {
         const int i = 8 * g + k;
         v[k] = _mm512_xor_pd(_mm512_cvtps_pd(_mm256_loadu_ps(src + static_cast<size_t>(i) * ss + 8 * h)),
-                             rht.signs[i] < 0 ? flip : keep);
+                             _mm512_set1_pd(pre[i]));
       }
 #pragma GCC unroll 4
       for (int w = 1; w < 8; w <<= 1) {
@@ -500,9 +500,27 @@ FP4SIM_AVX512 void rht_columns(const float* src, size_t ss, const Rht& rht, floa
 #pragma GCC unroll 8
       for (int g = 0; g < G; ++g) {
         float* o = dst + 16 * (8 * g + k) + 8 * h;
-        _mm256_storeu_ps(o, rht.bf16 ? rht_finish<true>(v[g], scale) : rht_finish<false>(v[g], scale));
+        _mm256_storeu_ps(o, rht_finish<kBf16>(v[g], scale));
       }
     }
+  }
+}
+
+// The band's rows a few column groups ahead (left: the values from src to the row's end): each
+// row is its own stream, more of them than the hardware prefetchers follow.
+FP4SIM_AVX512_INLINE void prefetch_rows(const float* src, size_t ss, size_t n_rows, size_t left) {
+  constexpr size_t kAhead = 64;
+  if (left <= kAhead) return;
+  for (size_t i = 0; i < n_rows; ++i) _mm_prefetch(reinterpret_cast<const char*>(src + i * ss + kAhead), _MM_HINT_T0);
+}
+
+FP4SIM_AVX512_INLINE void rht_down(const float* src, size_t ss, const Rht& rht, const double* pre, float* dst) {
+  if (rht.n == 16) {
+    if (rht.bf16) rht_columns<16, true>(src, ss, rht, pre, dst);
+    else rht_columns<16, false>(src, ss, rht, pre, dst);
+  } else {
+    if (rht.bf16) rht_columns<64, true>(src, ss, rht, pre, dst);
+    else rht_columns<64, false>(src, ss, rht, pre, dst);
   }
 }
 
@@ -592,14 +610,14 @@ FP4SIM_AVX512 void fake_mx_band(const BlockFormatInfo& fi, const float* x, size_
   const size_t H = rht != nullptr ? std::max<size_t>(B, static_cast<size_t>(rht->n)) : B;
   alignas(64) float rot[64 * 16];
   alignas(64) uint8_t rv[64 * 16];
+  alignas(64) double pre[64] = {};
+  for (int i = 0; rht != nullptr && i < rht->n; ++i) pre[i] = rht->signs[i] < 0 ? -0.0 : 0.0;
   for (size_t c0 = 0; c0 < cols; c0 += 16) {
     const float* src = x + i0 * cols + c0;
     size_t ss = cols;
+    prefetch_rows(src, cols, H, cols - c0);
     if (rht != nullptr) {
-      for (size_t t = 0; t < H; t += static_cast<size_t>(rht->n)) {
-        if (rht->n == 16) rht_columns<16>(src + t * cols, cols, *rht, rot + 16 * t);
-        else rht_columns<64>(src + t * cols, cols, *rht, rot + 16 * t);
-      }
+      for (size_t t = 0; t < H; t += static_cast<size_t>(rht->n)) rht_down(src + t * cols, cols, *rht, pre, rot + 16 * t);
       src = rot;
       ss = 16;
     }
@@ -666,14 +684,14 @@ FP4SIM_AVX512 void fake_hif4_band(const float* x, size_t rows, size_t cols, size
                                   const Rht* rht, float* out) {
   alignas(64) float rot[64 * 16];
   alignas(64) uint8_t rv[64 * 16];
+  alignas(64) double pre[64] = {};
+  for (int i = 0; rht != nullptr && i < rht->n; ++i) pre[i] = rht->signs[i] < 0 ? -0.0 : 0.0;
   for (size_t c0 = 0; c0 < cols; c0 += 16) {
     const float* src = x + i0 * cols + c0;
     size_t ss = cols;
+    prefetch_rows(src, cols, 64, cols - c0);
     if (rht != nullptr) {
-      for (size_t t = 0; t < 64; t += static_cast<size_t>(rht->n)) {
-        if (rht->n == 16) rht_columns<16>(src + t * cols, cols, *rht, rot + 16 * t);
-        else rht_columns<64>(src + t * cols, cols, *rht, rot + 16 * t);
-      }
+      for (size_t t = 0; t < 64; t += static_cast<size_t>(rht->n)) rht_down(src + t * cols, cols, *rht, pre, rot + 16 * t);
       src = rot;
       ss = 16;
     }
