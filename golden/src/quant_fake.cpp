@@ -154,92 +154,68 @@ void fake_quantize_unfused(BlockFormat f, const float* x, size_t rows, size_t co
 // Along the first axis with the fused kernels: bands of H rows of x (H = the block B, or the RHT
 // size where that is larger), each block being B consecutive rows of one column, so that a band
 // holds whole blocks and RHT tiles and x and out are read and written a band at a time instead of
-// a few columns at a time down the whole tensor (whose rows lie a page or more apart). MX and HiF4
-// work on the band in x's layout, sixteen columns (sixteen blocks, one per lane) at a time
-// (fake_mx_band_avx512). NVFP4 brings up to `span` columns through 16 x 16 transposes into view
-// layout (column c at t + c * H), runs its kernel there (in place, the SR bytes of column c's block
-// q from flat index c * rows + i0 + q * B of the view) and transposes back. RHT of 16 or 64 points
-// only (their tiles then lie inside a column of the band): the caller keeps the chunk path for
-// other sizes.
+// a few columns at a time down the whole tensor (whose rows lie a page or more apart). The kernels
+// work on a band in x's layout, sixteen columns (sixteen blocks, one per lane) at a time, the RHT
+// down the columns too. NVFP4 2D (16 x 16 tiles, one scale each) instead brings up to `span`
+// columns through 16 x 16 transposes into view layout (column c at t + c * H), runs its kernel
+// there (in place, view row c's SR bytes from flat index c * rows + i0) and transposes back. RHT of
+// 16 or 64 points only (their tiles then lie inside a column of the band): the caller keeps the
+// chunk path for other sizes.
 void fake_first_bands(BlockFormat f, const float* x, size_t rows, size_t cols, const QuantOptions& opt, float* out,
                       unsigned threads, const std::vector<int8_t>& signs) {
   const BlockFormatInfo& fi = info(f);
-  const size_t B = static_cast<size_t>(fi.block);
-  const size_t H = std::max(B, static_cast<size_t>(opt.rht));
-  const size_t per_col = H / B;  // blocks per column of a band
+  const size_t H = std::max(static_cast<size_t>(fi.block), static_cast<size_t>(opt.rht));
   const size_t n_bands = rows / H;
-  const size_t span = std::min<size_t>(cols, 4096 / H);  // 16 KiB of values: in L1 with the kernel's own
-  const bool rht = opt.rht != 0;
   const Rht rh{signs.data(), opt.rht, opt.rht_bf16};
-  auto gather = [&](const float* src, size_t i0, size_t c0, size_t nc, float* t) {
-    for (size_t j0 = 0; j0 < nc; j0 += 16)
-      for (size_t k = 0; k < H; k += 16) transpose16_avx512(src + (i0 + k) * cols + c0 + j0, cols, t + j0 * H + k, H);
-  };
-  auto scatter = [&](const float* t, size_t i0, size_t c0, size_t nc) {
-    for (size_t j0 = 0; j0 < nc; j0 += 16)
-      for (size_t k = 0; k < H; k += 16) transpose16_avx512(t + j0 * H + k, H, out + (i0 + k) * cols + c0 + j0, cols);
-  };
-  // NVFP4 2D takes one SR start per view row (its tiles' rows), the others one per block.
-  const bool row_starts = f == BlockFormat::Nvfp4 && opt.two_d;
-  // body(t, starts, i0, c0, nc) for every band and column span, t holding src's values there.
-  auto for_spans = [&](const float* src, auto&& body) {
+  const Rht* rht = opt.rht != 0 ? &rh : nullptr;
+  if (f != BlockFormat::Nvfp4) {
     parallel_chunks(n_bands, threads, [&](size_t band, std::vector<float>&) {
-      Scratch& s = scratch();
-      float* t = sized(s.in, span * H);
-      uint64_t* starts = sized(s.starts, span * per_col);
-      const size_t i0 = band * H;
-      for (size_t c0 = 0; c0 < cols; c0 += span) {
-        const size_t nc = std::min(span, cols - c0);
-        gather(src, i0, c0, nc, t);
-        for (size_t j = 0; j < nc; ++j) {
-          if (row_starts) starts[j] = (c0 + j) * rows + i0;
-          else
-            for (size_t q = 0; q < per_col; ++q) starts[j * per_col + q] = (c0 + j) * rows + i0 + q * B;
-        }
-        body(t, starts, i0, c0, nc);
-      }
-    });
-  };
-  if (f == BlockFormat::Nvfp4) {
-    const float* src = x;
-    float amax = 0.0f;
-    if (rht) {  // pass 1: the rotated values into out, and their amax
-      std::vector<float> band_amax(n_bands, 0.0f);
-      parallel_chunks(n_bands, threads, [&](size_t band, std::vector<float>&) {
-        Scratch& s = scratch();
-        float* t = sized(s.in, span * H);
-        const size_t i0 = band * H;
-        float m = 0.0f;
-        for (size_t c0 = 0; c0 < cols; c0 += span) {
-          const size_t nc = std::min(span, cols - c0);
-          gather(x, i0, c0, nc, t);
-          m = std::max(m, rht_amax_avx512(t, nc * H, rh, t));
-          scatter(t, i0, c0, nc);
-        }
-        band_amax[band] = m;
-      });
-      amax = *std::max_element(band_amax.begin(), band_amax.end());
-      src = out;
-    } else if (opt.pts) {  // a max of the same values in any order: x's flat chunks of 64 Ki (no PTS: unused)
-      const size_t n = rows * cols, per = size_t{1} << 16;
-      std::vector<float> flat_amax((n + per - 1) / per, 0.0f);
-      parallel_chunks(flat_amax.size(), threads, [&](size_t c, std::vector<float>&) {
-        flat_amax[c] = tensor_amax(x + c * per, std::min(n, (c + 1) * per) - c * per);
-      });
-      amax = *std::max_element(flat_amax.begin(), flat_amax.end());
-    }
-    const Nvfp4TensorScale ts = nvfp4_tensor_scale(amax, opt.pts);
-    for_spans(src, [&](float* t, const uint64_t* starts, size_t i0, size_t c0, size_t nc) {
-      if (opt.two_d) fake_nvfp4_2d_avx512(t, nc, H, ts, opt, 0, starts, t, false);  // tiles: 16 columns of the band
-      else fake_nvfp4_1x16_avx512(t, nc * per_col, ts, opt, 0, starts, t, false);
-      scatter(t, i0, c0, nc);
+      if (f == BlockFormat::Hif4) fake_hif4_band_avx512(x, rows, cols, band * H, opt, rht, out);
+      else fake_mx_band_avx512(fi, x, rows, cols, band * H, opt, rht, out);
     });
     return;
   }
-  // MX and HiF4: the blocks down the columns, no transposes
+  const float* src = x;
+  float amax = 0.0f;
+  if (rht != nullptr) {  // pass 1: the rotated values into out, and their amax
+    std::vector<float> band_amax(n_bands, 0.0f);
+    parallel_chunks(n_bands, threads, [&](size_t band, std::vector<float>&) {
+      band_amax[band] = rht_band_amax_avx512(x, cols, band * H, rh, out);
+    });
+    amax = *std::max_element(band_amax.begin(), band_amax.end());
+    src = out;
+  } else if (opt.pts) {  // a max of the same values in any order: x's flat chunks of 64 Ki (no PTS: unused)
+    const size_t n = rows * cols, per = size_t{1} << 16;
+    std::vector<float> flat_amax((n + per - 1) / per, 0.0f);
+    parallel_chunks(flat_amax.size(), threads, [&](size_t c, std::vector<float>&) {
+      flat_amax[c] = tensor_amax(x + c * per, std::min(n, (c + 1) * per) - c * per);
+    });
+    amax = *std::max_element(flat_amax.begin(), flat_amax.end());
+  }
+  const Nvfp4TensorScale ts = nvfp4_tensor_scale(amax, opt.pts);
+  if (!opt.two_d) {
+    parallel_chunks(n_bands, threads, [&](size_t band, std::vector<float>&) {
+      fake_nvfp4_band_avx512(src, rows, cols, band * H, H, ts, opt, out);
+    });
+    return;
+  }
+  const size_t span = std::min<size_t>(cols, 4096 / H);  // 16 KiB of values: in L1 with the kernel's own
   parallel_chunks(n_bands, threads, [&](size_t band, std::vector<float>&) {
-    if (f == BlockFormat::Hif4) fake_hif4_band_avx512(x, rows, cols, band * H, opt, rht ? &rh : nullptr, out);
-    else fake_mx_band_avx512(fi, x, rows, cols, band * H, opt, rht ? &rh : nullptr, out);
+    Scratch& s = scratch();
+    float* t = sized(s.in, span * H);
+    uint64_t* starts = sized(s.starts, span);
+    const size_t i0 = band * H;
+    for (size_t c0 = 0; c0 < cols; c0 += span) {
+      const size_t nc = std::min(span, cols - c0);
+      for (size_t j0 = 0; j0 < nc; j0 += 16)
+        for (size_t k = 0; k < H; k += 16)
+          transpose16_avx512(src + (i0 + k) * cols + c0 + j0, cols, t + j0 * H + k, H);
+      for (size_t j = 0; j < nc; ++j) starts[j] = (c0 + j) * rows + i0;
+      fake_nvfp4_2d_avx512(t, nc, H, ts, opt, 0, starts, t, false);  // tiles: 16 columns of the band
+      for (size_t j0 = 0; j0 < nc; j0 += 16)
+        for (size_t k = 0; k < H; k += 16)
+          transpose16_avx512(t + j0 * H + k, H, out + (i0 + k) * cols + c0 + j0, cols);
+    }
   });
 }
 

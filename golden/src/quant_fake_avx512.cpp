@@ -700,6 +700,65 @@ FP4SIM_AVX512 void fake_hif4_band(const float* x, size_t rows, size_t cols, size
   }
 }
 
+// NVFP4 1x16 down the columns: one band of H rows (H = 16, or the RHT size where larger) of src
+// [rows, cols] from row i0 into out, sixteen columns at a time, each 16-row block of a column one
+// lane: fake_nvfp4's scale chain on the lanes' maxima, then per row fake_e2m1_16's arithmetic
+// with the lanes' inverses and scales. src == out allowed.
+template <bool SR>
+FP4SIM_AVX512 void fake_nvfp4_band(const float* src, size_t rows, size_t cols, size_t i0, size_t H,
+                                   Nvfp4TensorScale ts, const QuantOptions& opt, float* out) {
+  const SmallFmtConst c = small_fmt_const(kE2M1, true);
+  const __m512 mult = _mm512_set1_ps(ts.s_enc * (1.0f / 6.0f));
+  const __m512 t16 = _mm512_loadu_ps(decode_table(kE2M1).v.data());
+  const __m512 g = _mm512_set1_ps(ts.s_dec);
+  const __m512i absm = set1(0x7FFFFFFF);
+  alignas(64) uint8_t rv[64 * 16];
+  for (size_t c0 = 0; c0 < cols; c0 += 16) {
+    const float* x = src + i0 * cols + c0;
+    float* o = out + i0 * cols + c0;
+    prefetch_rows(x, cols, H, cols - c0);
+    if constexpr (SR) sr_rows_16_blocks(opt, c0 * rows + i0, rows, H, rv);
+    for (size_t q = 0; q < H; q += 16) {
+      __m512i m = _mm512_setzero_si512();
+#pragma GCC unroll 8
+      for (size_t i = q; i < q + 16; ++i) {  // max(|x|, 0): a NaN counts as 0, as nvfp4_block_lanes
+        const __m512 a = _mm512_castsi512_ps(_mm512_and_si512(_mm512_loadu_si512(x + i * cols), absm));
+        m = _mm512_max_epu32(m, _mm512_castps_si512(_mm512_max_ps(a, _mm512_setzero_ps())));
+      }
+      const __m512i code = ue4m3_rne_sat_16(_mm512_mul_ps(_mm512_castsi512_ps(m), mult));
+      const __m512 vinv = nvfp4_inverse_16(code, ts.s_dec);
+      const __m512 sv = ue4m3_value_16(code);
+#pragma GCC unroll 2
+      for (size_t i = q; i < q + 16; ++i) {
+        const __m512 xv = _mm512_loadu_ps(x + i * cols);
+        __m512i cc;
+        if constexpr (SR) cc = small_codes_16<true>(_mm512_mul_ps(xv, vinv), xv, rbytes_16(rv + 16 * i), c);
+        else cc = e2m1_rne_16(xv, vinv);
+        const __m512 qv = _mm512_permutexvar_ps(cc, t16);
+        _mm512_storeu_ps(o + i * cols, _mm512_mul_ps(_mm512_mul_ps(qv, sv), g));
+      }
+    }
+  }
+}
+
+// NVFP4's first pass down the columns: out = the RHT (16 or 64 points down the columns) of the
+// band of rht.n rows of x from row i0; returns the NaN-ignoring amax of those values.
+FP4SIM_AVX512 float rht_band_amax(const float* x, size_t cols, size_t i0, const Rht& rht, float* out) {
+  alignas(64) float rot[64 * 16];
+  alignas(64) double pre[64] = {};
+  for (int i = 0; i < rht.n; ++i) pre[i] = rht.signs[i] < 0 ? -0.0 : 0.0;
+  const size_t n = static_cast<size_t>(rht.n);
+  float m = 0.0f;
+  for (size_t c0 = 0; c0 < cols; c0 += 16) {
+    const float* src = x + i0 * cols + c0;
+    prefetch_rows(src, cols, n, cols - c0);
+    rht_down(src, cols, rht, pre, rot);
+    m = std::max(m, tensor_amax_avx512(rot, 16 * n));
+    for (size_t i = 0; i < n; ++i) _mm512_storeu_ps(out + (i0 + i) * cols + c0, _mm512_load_ps(rot + 16 * i));
+  }
+  return m;
+}
+
 // HiF4: hif4_blocks' scale word, then per element value * (s * 2^level), the power of two added to
 // s's exponent field as dequant_blocks_avx512 does (s is a normal float of at least 2^-48).
 template <bool SR, int Stream>
@@ -839,6 +898,16 @@ void fake_hif4_band_avx512(const float* x, size_t rows, size_t cols, size_t i0, 
   else fake_hif4_band<false>(x, rows, cols, i0, opt, rht, out);
 }
 
+void fake_nvfp4_band_avx512(const float* x, size_t rows, size_t cols, size_t i0, size_t H, Nvfp4TensorScale ts,
+                            const QuantOptions& opt, float* out) {
+  if (opt.rounding == Rounding::Sr) fake_nvfp4_band<true>(x, rows, cols, i0, H, ts, opt, out);
+  else fake_nvfp4_band<false>(x, rows, cols, i0, H, ts, opt, out);
+}
+
+float rht_band_amax_avx512(const float* x, size_t cols, size_t i0, const Rht& rht, float* out) {
+  return rht_band_amax(x, cols, i0, rht, out);
+}
+
 FP4SIM_AVX512 float rht_amax_avx512(const float* x, size_t n, const Rht& rht, float* out) {
   const RhtRegs rr = rht_regs(&rht);
   float m = 0.0f;
@@ -868,6 +937,9 @@ void fake_hif4_avx512(const float*, size_t, const QuantOptions&, uint64_t, const
 void fake_mx_band_avx512(const BlockFormatInfo&, const float*, size_t, size_t, size_t, const QuantOptions&,
                          const Rht*, float*) {}
 void fake_hif4_band_avx512(const float*, size_t, size_t, size_t, const QuantOptions&, const Rht*, float*) {}
+void fake_nvfp4_band_avx512(const float*, size_t, size_t, size_t, size_t, Nvfp4TensorScale, const QuantOptions&,
+                            float*) {}
+float rht_band_amax_avx512(const float*, size_t, size_t, const Rht&, float*) { return 0.0f; }
 float rht_amax_avx512(const float*, size_t, const Rht&, float*) { return 0.0f; }
 
 #endif

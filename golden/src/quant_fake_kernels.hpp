@@ -44,6 +44,12 @@ void fake_mx_band_avx512(const BlockFormatInfo& fi, const float* x, size_t rows,
 // HiF4 the same way, bands of 64 rows (rht: 16 or 64 points down the columns, or null).
 void fake_hif4_band_avx512(const float* x, size_t rows, size_t cols, size_t i0, const QuantOptions& opt,
                            const Rht* rht, float* out);
+// NVFP4 1x16 the same way, bands of H rows (16, or the RHT size) from the tensor scale ts; x ==
+// out allowed. rht_band_amax_avx512: NVFP4's first pass, out = the RHT (rht.n rows, down the
+// columns) of the band from row i0, returning the NaN-ignoring amax of those values.
+void fake_nvfp4_band_avx512(const float* x, size_t rows, size_t cols, size_t i0, size_t H, Nvfp4TensorScale ts,
+                            const QuantOptions& opt, float* out);
+float rht_band_amax_avx512(const float* x, size_t cols, size_t i0, const Rht& rht, float* out);
 // out = RHT(x[0, n)) (rht_apply_to's bits; n a multiple of rht.n, out == x allowed); returns the
 // NaN-ignoring amax of out (NVFP4's first pass).
 float rht_amax_avx512(const float* x, size_t n, const Rht& rht, float* out);
