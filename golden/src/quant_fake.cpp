@@ -363,7 +363,7 @@ void fake_quantize(BlockFormat f, const float* x, size_t rows, size_t cols, cons
         row_groups(nr, [&](size_t j0, size_t k) {
           const size_t i0 = r0 * C + j0 * C;
           if (opt.two_d) fake_nvfp4_2d_avx512(v + j0 * ld, k, C, ts, opt, i0, nullptr, d + j0 * ld, fused_stream);
-          else fake_nvfp4_1x16_avx512(v + j0 * ld, k * C / 16, ts, opt, i0, nullptr, d + j0 * ld, fused_stream);
+          else fake_nvfp4_1x16_avx512(v + j0 * ld, k * C / 16, ts, opt, i0, d + j0 * ld, fused_stream);
         });
         store(d, r0, nr);
         fence(stream);
@@ -395,8 +395,8 @@ void fake_quantize(BlockFormat f, const float* x, size_t rows, size_t cols, cons
         const size_t i0 = r0 * C + j0 * C;
         const float* vj = v + j0 * ld;
         float* dj = d + j0 * ld;
-        if (f == BlockFormat::Hif4) fake_hif4_avx512(vj, kb, opt, i0, nullptr, in_kernel, dj, fused_stream);
-        else fake_mx_avx512(fi, vj, kb, opt, i0, nullptr, in_kernel, dj, fused_stream);
+        if (f == BlockFormat::Hif4) fake_hif4_avx512(vj, kb, opt, i0, in_kernel, dj, fused_stream);
+        else fake_mx_avx512(fi, vj, kb, opt, i0, in_kernel, dj, fused_stream);
       });
       store(d, r0, nr);
       fence(stream);

@@ -196,33 +196,9 @@ FP4SIM_AVX512_INLINE void philox_16(const QuantOptions& opt, __m512i blk_lo, __m
   w[0] = c0, w[1] = c1, w[2] = c2, w[3] = c3;
 }
 
-// SPEC §3's SR bytes for sixteen blocks of B values whose flat indices start at starts[0..15]
-// (multiples of 16): one Philox counter block per lane, B / 16 of them per block, laid out as
-// sr_bytes would write each block's range: block j's bytes at rb + j * B.
-FP4SIM_AVX512 void sr_bytes_16_blocks(const QuantOptions& opt, const uint64_t* starts, size_t B, uint8_t* rb) {
-  const __m512i blk_lo = _mm512_srli_epi64(_mm512_loadu_si512(starts), 4);
-  const __m512i blk_hi = _mm512_srli_epi64(_mm512_loadu_si512(starts + 8), 4);
-  for (size_t q = 0; q < B / 16; ++q) {
-    __m512i w[4];
-    philox_16(opt, blk_lo, blk_hi, q, w);
-    // Lane j's words as its 16 bytes: after the unpacks, 128-bit lane L of u[k] holds counter
-    // lane 4L + k.
-    const __m512i t0 = _mm512_unpacklo_epi32(w[0], w[1]), t1 = _mm512_unpackhi_epi32(w[0], w[1]);
-    const __m512i t2 = _mm512_unpacklo_epi32(w[2], w[3]), t3 = _mm512_unpackhi_epi32(w[2], w[3]);
-    const __m512i u[4] = {_mm512_unpacklo_epi64(t0, t2), _mm512_unpackhi_epi64(t0, t2), _mm512_unpacklo_epi64(t1, t3),
-                          _mm512_unpackhi_epi64(t1, t3)};
-    for (int k = 0; k < 4; ++k) {
-      uint8_t* o = rb + static_cast<size_t>(k) * B + 16 * q;  // lane 4L + k: block 4L + k
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(o), _mm512_castsi512_si128(u[k]));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(o + 4 * B), _mm512_extracti32x4_epi32(u[k], 1));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(o + 8 * B), _mm512_extracti32x4_epi32(u[k], 2));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(o + 12 * B), _mm512_extracti32x4_epi32(u[k], 3));
-    }
-  }
-}
-
-// The same bytes transposed, for blocks that run down sixteen columns: rv[16 * i + j] is byte i of
-// block j, block j starting at flat index start + j * stride (a multiple of 16 each).
+// SPEC §3's SR bytes for sixteen blocks of B values that run down sixteen columns, transposed:
+// rv[16 * i + j] is byte i of block j, block j starting at flat index start + j * stride (a
+// multiple of 16 each; B / 16 Philox counter blocks per block, sixteen blocks' at once).
 FP4SIM_AVX512 void sr_rows_16_blocks(const QuantOptions& opt, uint64_t start, uint64_t stride, size_t B,
                                      uint8_t* rv) {
   const __m512i j = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
@@ -240,23 +216,6 @@ FP4SIM_AVX512 void sr_rows_16_blocks(const QuantOptions& opt, uint64_t start, ui
         _mm_storeu_si128(reinterpret_cast<__m128i*>(o + 16 * (4 * k + b)),
                          _mm512_cvtepi32_epi8(_mm512_srli_epi32(w[k], 8 * b)));
   }
-}
-
-// The SR bytes of blocks b0 .. b0 + nb (B values each): consecutive from first_index, or (starts)
-// block b's from the flat index starts[b] (blocks of different view rows, along the first axis).
-FP4SIM_AVX512_INLINE void sr_block_bytes(const QuantOptions& opt, uint64_t first_index, const uint64_t* starts,
-                                         size_t b0, size_t nb, size_t B, uint8_t* rb) {
-  if (starts == nullptr) {
-    sr_bytes(opt.seed, opt.stream, first_index + b0 * B, nb * B, rb);
-    return;
-  }
-  uint64_t misaligned = 0;
-  for (size_t i = 0; i < nb; ++i) misaligned |= starts[b0 + i] & 15u;
-  if (nb == 16 && misaligned == 0) {
-    sr_bytes_16_blocks(opt, starts + b0, B, rb);
-    return;
-  }
-  for (size_t i = 0; i < nb; ++i) sr_bytes(opt.seed, opt.stream, starts[b0 + i], B, rb + i * B);
 }
 
 // One NVFP4 block of sixteen values at xb: its E2M1 codes of x * inv (RNE, or SR with the block's
@@ -278,7 +237,7 @@ FP4SIM_AVX512_INLINE void fake_e2m1_16(const float* xb, float inv, float s, cons
 // (value * s) * S_dec as dequant_blocks computes it.
 template <bool SR, int Stream>
 FP4SIM_AVX512 void fake_nvfp4(const float* x, size_t n_blocks, Nvfp4TensorScale ts, const QuantOptions& opt,
-                              uint64_t first_index, const uint64_t* starts, float* out) {
+                              uint64_t first_index, float* out) {
   const SmallFmtConst c = small_fmt_const(kE2M1, true);
   const __m512 mult = _mm512_set1_ps(ts.s_enc * (1.0f / 6.0f));  // nvfp4_scale_code's factor
   const __m512 t16 = _mm512_loadu_ps(decode_table(kE2M1).v.data());
@@ -290,7 +249,7 @@ FP4SIM_AVX512 void fake_nvfp4(const float* x, size_t n_blocks, Nvfp4TensorScale 
     const float* xc = x + b0 * 16;
     float* oc = out + b0 * 16;
     prefetch_ahead(xc, (n_blocks - b0) * 16, 1024);
-    if constexpr (SR) sr_block_bytes(opt, first_index, starts, b0, nb, 16, rb.data());
+    if constexpr (SR) sr_bytes(opt.seed, opt.stream, first_index + b0 * 16, nb * 16, rb.data());
     const __m512i code = ue4m3_rne_sat_16(_mm512_mul_ps(_mm512_castsi512_ps(nvfp4_block_maxima_16(xc, nb)), mult));
     _mm512_store_ps(inv16, nvfp4_inverse_16(code, ts.s_dec));
     _mm512_store_ps(s16, ue4m3_value_16(code));
@@ -349,7 +308,7 @@ FP4SIM_AVX512 void fake_nvfp4_2d(const float* x, size_t rows, size_t cols, Nvfp4
 // non-finite block dequantizes to NaN, an all-zero block to +0.0 (zero codes).
 template <bool SR, int Stream>
 FP4SIM_AVX512 void fake_mx(const BlockFormatInfo& fi, const float* x, size_t n_blocks, const QuantOptions& opt,
-                           uint64_t first_index, const uint64_t* starts, const Rht* rht, float* out) {
+                           uint64_t first_index, const Rht* rht, float* out) {
   constexpr size_t B = 32;
   const RhtRegs rr = rht_regs(rht);
   alignas(64) float rx[16 * B];
@@ -373,7 +332,7 @@ FP4SIM_AVX512 void fake_mx(const BlockFormatInfo& fi, const float* x, size_t n_b
       rht_group(xc, nb * B, rr, rx);
       xc = rx;
     }
-    if constexpr (SR) sr_block_bytes(opt, first_index, starts, b0, nb, B, rb.data());
+    if constexpr (SR) sr_bytes(opt.seed, opt.stream, first_index + b0 * B, nb * B, rb.data());
     __m512i m[16];
     for (size_t i = 0; i < 16; ++i) {
       m[i] = i < nb ? _mm512_max_epu32(_mm512_and_si512(_mm512_loadu_si512(xc + B * i), absm),
@@ -763,7 +722,7 @@ FP4SIM_AVX512 float rht_band_amax(const float* x, size_t cols, size_t i0, const 
 // s's exponent field as dequant_blocks_avx512 does (s is a normal float of at least 2^-48).
 template <bool SR, int Stream>
 FP4SIM_AVX512 void fake_hif4(const float* x, size_t n_blocks, const QuantOptions& opt, uint64_t first_index,
-                             const uint64_t* starts, const Rht* rht, float* out) {
+                             const Rht* rht, float* out) {
   const RhtRegs rr = rht_regs(rht);
   alignas(64) float rx[16 * 64];
   const BlockFormatInfo& fi = info(BlockFormat::Hif4);
@@ -784,7 +743,7 @@ FP4SIM_AVX512 void fake_hif4(const float* x, size_t n_blocks, const QuantOptions
       rht_group(xc, nb * 64, rr, rx);
       xc = rx;
     }
-    if constexpr (SR) sr_block_bytes(opt, first_index, starts, b0, nb, 64, rb.data());
+    if constexpr (SR) sr_bytes(opt.seed, opt.stream, first_index + b0 * 64, nb * 64, rb.data());
     hif4_group_maxima_16(xc, nb, gm, vmax16, code16);
     for (size_t i = 0; i < nb; ++i) {
       float* ob = out + (b0 + i) * 64;
@@ -833,9 +792,8 @@ void dispatch(bool sr, int stream, A&&... a) {
 
 template <bool SR, int S>
 struct Nvfp4K {
-  static void run(const float* x, size_t n, Nvfp4TensorScale ts, const QuantOptions& o, uint64_t f,
-                  const uint64_t* st, float* out) {
-    fake_nvfp4<SR, S>(x, n, ts, o, f, st, out);
+  static void run(const float* x, size_t n, Nvfp4TensorScale ts, const QuantOptions& o, uint64_t f, float* out) {
+    fake_nvfp4<SR, S>(x, n, ts, o, f, out);
   }
 };
 template <bool SR, int S>
@@ -848,24 +806,22 @@ struct Nvfp42dK {
 template <bool SR, int S>
 struct MxK {
   static void run(const BlockFormatInfo& fi, const float* x, size_t n, const QuantOptions& o, uint64_t f,
-                  const uint64_t* st, const Rht* r, float* out) {
-    fake_mx<SR, S>(fi, x, n, o, f, st, r, out);
+                  const Rht* r, float* out) {
+    fake_mx<SR, S>(fi, x, n, o, f, r, out);
   }
 };
 template <bool SR, int S>
 struct Hif4K {
-  static void run(const float* x, size_t n, const QuantOptions& o, uint64_t f, const uint64_t* st, const Rht* r,
-                  float* out) {
-    fake_hif4<SR, S>(x, n, o, f, st, r, out);
+  static void run(const float* x, size_t n, const QuantOptions& o, uint64_t f, const Rht* r, float* out) {
+    fake_hif4<SR, S>(x, n, o, f, r, out);
   }
 };
 
 }  // namespace
 
 void fake_nvfp4_1x16_avx512(const float* x, size_t n_blocks, Nvfp4TensorScale ts, const QuantOptions& opt,
-                            uint64_t first_index, const uint64_t* starts, float* out, bool stream) {
-  dispatch<Nvfp4K>(opt.rounding == Rounding::Sr, stream_kind(out, stream), x, n_blocks, ts, opt, first_index, starts,
-                   out);
+                            uint64_t first_index, float* out, bool stream) {
+  dispatch<Nvfp4K>(opt.rounding == Rounding::Sr, stream_kind(out, stream), x, n_blocks, ts, opt, first_index, out);
 }
 
 void fake_nvfp4_2d_avx512(const float* x, size_t rows, size_t cols, Nvfp4TensorScale ts, const QuantOptions& opt,
@@ -875,15 +831,13 @@ void fake_nvfp4_2d_avx512(const float* x, size_t rows, size_t cols, Nvfp4TensorS
 }
 
 void fake_mx_avx512(const BlockFormatInfo& fi, const float* x, size_t n_blocks, const QuantOptions& opt,
-                    uint64_t first_index, const uint64_t* starts, const Rht* rht, float* out, bool stream) {
-  dispatch<MxK>(opt.rounding == Rounding::Sr, stream_kind(out, stream), fi, x, n_blocks, opt, first_index, starts, rht,
-                out);
+                    uint64_t first_index, const Rht* rht, float* out, bool stream) {
+  dispatch<MxK>(opt.rounding == Rounding::Sr, stream_kind(out, stream), fi, x, n_blocks, opt, first_index, rht, out);
 }
 
 void fake_hif4_avx512(const float* x, size_t n_blocks, const QuantOptions& opt, uint64_t first_index,
-                      const uint64_t* starts, const Rht* rht, float* out, bool stream) {
-  dispatch<Hif4K>(opt.rounding == Rounding::Sr, stream_kind(out, stream), x, n_blocks, opt, first_index, starts, rht,
-                  out);
+                      const Rht* rht, float* out, bool stream) {
+  dispatch<Hif4K>(opt.rounding == Rounding::Sr, stream_kind(out, stream), x, n_blocks, opt, first_index, rht, out);
 }
 
 void fake_mx_band_avx512(const BlockFormatInfo& fi, const float* x, size_t rows, size_t cols, size_t i0,
@@ -926,14 +880,12 @@ FP4SIM_AVX512 float rht_amax_avx512(const float* x, size_t n, const Rht& rht, fl
 
 #else  // not x86-64: fake_quantize never selects these
 
-void fake_nvfp4_1x16_avx512(const float*, size_t, Nvfp4TensorScale, const QuantOptions&, uint64_t, const uint64_t*,
-                            float*, bool) {}
+void fake_nvfp4_1x16_avx512(const float*, size_t, Nvfp4TensorScale, const QuantOptions&, uint64_t, float*, bool) {}
 void fake_nvfp4_2d_avx512(const float*, size_t, size_t, Nvfp4TensorScale, const QuantOptions&, uint64_t,
                           const uint64_t*, float*, bool) {}
-void fake_mx_avx512(const BlockFormatInfo&, const float*, size_t, const QuantOptions&, uint64_t, const uint64_t*,
-                    const Rht*, float*, bool) {}
-void fake_hif4_avx512(const float*, size_t, const QuantOptions&, uint64_t, const uint64_t*, const Rht*, float*,
-                      bool) {}
+void fake_mx_avx512(const BlockFormatInfo&, const float*, size_t, const QuantOptions&, uint64_t, const Rht*, float*,
+                    bool) {}
+void fake_hif4_avx512(const float*, size_t, const QuantOptions&, uint64_t, const Rht*, float*, bool) {}
 void fake_mx_band_avx512(const BlockFormatInfo&, const float*, size_t, size_t, size_t, const QuantOptions&,
                          const Rht*, float*) {}
 void fake_hif4_band_avx512(const float*, size_t, size_t, size_t, const QuantOptions&, const Rht*, float*) {}

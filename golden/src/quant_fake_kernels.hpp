@@ -1,7 +1,6 @@
 // Fused fake-quantization kernels (quant_fake_avx512.cpp), called by fake_quantize where
 // quant_simd_level() is Avx512: n_blocks consecutive blocks of x (the first at flat index
-// first_index, the SR counter; or block b at flat index starts[b] where starts is not null)
-// quantized and dequantized into out, dequantize(quantize(.)) bit for bit, with every block's
+// first_index, the SR counter) quantized and dequantized into out, dequantize(quantize(.)) bit for bit, with every block's
 // codes and scale kept in registers. TE convention;
 // rounding Rne or Sr (HiF4: anything but Sr is its nearest rounding). rht (MX, HiF4): the RHT
 // (16 or 64 points) applied to each group of sixteen blocks first (rht_apply_to's bits), or null;
@@ -26,15 +25,15 @@ struct Rht {
 };
 
 void fake_nvfp4_1x16_avx512(const float* x, size_t n_blocks, Nvfp4TensorScale ts, const QuantOptions& opt,
-                            uint64_t first_index, const uint64_t* starts, float* out, bool stream);
+                            uint64_t first_index, float* out, bool stream);
 // NVFP4 2D: x [rows, cols] from the first row of a 16-row tile band; row r's SR index starts at
 // first_index + r * cols, or at starts[r].
 void fake_nvfp4_2d_avx512(const float* x, size_t rows, size_t cols, Nvfp4TensorScale ts, const QuantOptions& opt,
                           uint64_t first_index, const uint64_t* starts, float* out, bool stream);
 void fake_mx_avx512(const BlockFormatInfo& fi, const float* x, size_t n_blocks, const QuantOptions& opt,
-                    uint64_t first_index, const uint64_t* starts, const Rht* rht, float* out, bool stream);
+                    uint64_t first_index, const Rht* rht, float* out, bool stream);
 void fake_hif4_avx512(const float* x, size_t n_blocks, const QuantOptions& opt, uint64_t first_index,
-                      const uint64_t* starts, const Rht* rht, float* out, bool stream);
+                      const Rht* rht, float* out, bool stream);
 // MX along the first axis of x [rows, cols] (cols a multiple of 16), the band of H rows from row
 // i0 (H = 32, or rht->n where larger): every block runs down a column, the SR bytes of column c's
 // block at view row i0 + 32 q from flat index c * rows + i0 + 32 q, as fake_mx on the transposed
