@@ -304,8 +304,18 @@ FP4SIM_AVX512 void fake_nvfp4_2d(const float* x, size_t rows, size_t cols, Nvfp4
   }
 }
 
-// MX: mx_blocks' shared exponents, then per block value * 2^e (the E8M0 table's entry). A
-// non-finite block dequantizes to NaN, an all-zero block to +0.0 (zero codes).
+// The ceil rule's step for normal maxima a (FP32 patterns): mx_shared_exp adds one to the floor
+// exponent where max_elem * 2^e < amax; both lie in [2^E, 2^(E+1)) (E = amax's exponent), so that
+// is amax's significand field above the largest element's.
+inline uint32_t max_elem_significand(const BlockFormatInfo& fi) {
+  return f2u(static_cast<float>(decode(*fi.elem, fi.elem->max_code()))) & 0x007FFFFFu;
+}
+FP4SIM_AVX512_INLINE __mmask16 ceil_up(__m512i a, uint32_t max_mant) {
+  return _mm512_cmpgt_epu32_mask(_mm512_and_si512(a, set1(0x007FFFFFu)), set1(max_mant));
+}
+
+// MX: mx_blocks' shared exponents (the ceil rule by ceil_up), then per block value * 2^e (the E8M0
+// table's entry). A non-finite block dequantizes to NaN, an all-zero block to +0.0 (zero codes).
 template <bool SR, int Stream>
 FP4SIM_AVX512 void fake_mx(const BlockFormatInfo& fi, const float* x, size_t n_blocks, const QuantOptions& opt,
                            uint64_t first_index, const Rht* rht, float* out) {
@@ -316,6 +326,7 @@ FP4SIM_AVX512 void fake_mx(const BlockFormatInfo& fi, const float* x, size_t n_b
   const bool four = fi.elem->bits == 4;
   const bool fp4_rne = !SR && fi.elem == &kE2M1;
   const bool floor_rule = opt.scale_rule == ScaleRule::Floor;
+  const uint32_t max_mant = max_elem_significand(fi);
   const ElemDecode dec = elem_decode(*fi.elem);
   const __m512 t16 = four ? _mm512_loadu_ps(decode_table(*fi.elem).v.data()) : _mm512_setzero_ps();
   const float* st = decode_table(*fi.scale).v.data();
@@ -341,6 +352,7 @@ FP4SIM_AVX512 void fake_mx(const BlockFormatInfo& fi, const float* x, size_t n_b
     }
     const __m512i a = lane_maxima_16(m);
     __m512i e = _mm512_sub_epi32(_mm512_srli_epi32(a, 23), set1(static_cast<uint32_t>(127 + fi.emax_elem)));
+    if (!floor_rule) e = _mm512_mask_add_epi32(e, ceil_up(a, max_mant), e, set1(1));
     e = _mm512_min_epi32(_mm512_max_epi32(e, set1(static_cast<uint32_t>(-127))), set1(127));
     const __m512i inv = _mm512_mask_blend_epi32(_mm512_cmpeq_epi32_mask(e, set1(127)),
                                                 _mm512_slli_epi32(_mm512_sub_epi32(set1(127), e), 23),
@@ -357,7 +369,7 @@ FP4SIM_AVX512 void fake_mx(const BlockFormatInfo& fi, const float* x, size_t n_b
         store16<Stream>(ob + 16, v);
         continue;
       }
-      if (!floor_rule || am < 0x00800000u) {  // ceil rule, or an FP32-subnormal amax (ilogb)
+      if (am < 0x00800000u) {  // an FP32-subnormal amax (ilogb)
         e16[i] = mx_shared_exp(fi, u2f(am), opt.scale_rule);
         inv16[i] = f2u(pow2_neg(e16[i]));
       }
@@ -485,9 +497,8 @@ FP4SIM_AVX512_INLINE void rht_down(const float* src, size_t ss, const Rht& rht, 
 
 // fake_mx's arithmetic on sixteen blocks that run down sixteen columns (block j: rows 0 .. B - 1
 // of column j, row i at src + i * ss, written at dst + i * ds), its shared exponents computed for
-// all sixteen lanes at once: the floor rule from the amax's exponent field, the ceil rule one more
-// where the amax's significand exceeds the largest element's (both in [2^E, 2^(E+1)), so this is
-// mx_shared_exp's comparison); FP32-subnormal maxima by mx_shared_exp itself. rv: the SR bytes,
+// all sixteen lanes at once (the floor rule from the amax's exponent field, ceil_up for the ceil
+// rule); FP32-subnormal maxima by mx_shared_exp itself. rv: the SR bytes,
 // row i's at rv + 16 * i.
 struct MxColumns {
   const BlockFormatInfo* fi;
@@ -509,10 +520,7 @@ FP4SIM_AVX512_INLINE void fake_mx_column_blocks(const MxColumns& k, const float*
 #pragma GCC unroll 8
   for (size_t i = 0; i < B; ++i) am = _mm512_max_epu32(am, _mm512_and_si512(_mm512_loadu_si512(src + i * ss), absm));
   __m512i e = _mm512_sub_epi32(_mm512_srli_epi32(am, 23), set1(static_cast<uint32_t>(127 + k.fi->emax_elem)));
-  if (k.ceil) {
-    const __mmask16 up = _mm512_cmpgt_epu32_mask(_mm512_and_si512(am, set1(0x007FFFFFu)), set1(k.max_mant));
-    e = _mm512_mask_add_epi32(e, up, e, set1(1));
-  }
+  if (k.ceil) e = _mm512_mask_add_epi32(e, ceil_up(am, k.max_mant), e, set1(1));
   e = _mm512_min_epi32(_mm512_max_epi32(e, set1(static_cast<uint32_t>(-127))), set1(127));
   const __mmask16 nan = _mm512_cmpge_epu32_mask(am, set1(kExpMask));
   const __mmask16 zero = _mm512_cmpeq_epi32_mask(am, _mm512_setzero_si512());
@@ -563,7 +571,7 @@ FP4SIM_AVX512 void fake_mx_band(const BlockFormatInfo& fi, const float* x, size_
   k.fp4_rne = !SR && fi.elem == &kE2M1;
   k.t16 = k.four ? _mm512_loadu_ps(decode_table(*fi.elem).v.data()) : _mm512_setzero_ps();
   k.st = decode_table(*fi.scale).v.data();
-  k.max_mant = f2u(static_cast<float>(decode(*fi.elem, fi.elem->max_code()))) & 0x007FFFFFu;
+  k.max_mant = max_elem_significand(fi);
   k.ceil = opt.scale_rule == ScaleRule::Ceil;
   k.rule = opt.scale_rule;
   const size_t H = rht != nullptr ? std::max<size_t>(B, static_cast<size_t>(rht->n)) : B;
