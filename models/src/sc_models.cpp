@@ -418,7 +418,6 @@ class MemorySystem : public sc_module, ChannelListener {
     return n;
   }
 
-
  private:
   struct LinkItem {
     MemReq r;
@@ -435,7 +434,7 @@ class MemorySystem : public sc_module, ChannelListener {
     L2Cache cache;
     Port l2, dram, xbw;
     HbmDie hbm;
-    sc_core::sc_event wrote;   // a write was given to the banks: keep the job running until writes_end
+    sc_core::sc_event wrote;   // a write went to HBM: the job runs until writes_end
     uint64_t writes_end = 0;
     std::unordered_map<uint64_t, std::vector<MemReq>> pending;  // misses in flight and the requests merged on them
     size_t mshrs = 0;      // misses in flight to HBM
