@@ -155,7 +155,8 @@ void run_functional(const Params& p, const Shape& s, const Mapping& m, const Wor
   const Geometry g = geometry(p, s, m);
   const size_t nblk = s.K / s.block;
   // Instruction (tensor core) or K step (cube) size along K.
-  const size_t step_k = p.engine == EngineKind::TensorCore ? s.kin : static_cast<size_t>(m.tile_k);
+  // (Without a datapath hook a tensor-core stage is one gemm call: the same bits, see execute().)
+  const size_t step_k = p.engine == EngineKind::TensorCore && w.datapath ? s.kin : static_cast<size_t>(m.tile_k);
   std::vector<uint8_t> a, b;
   std::vector<uint32_t> sa, sb;
   std::vector<float> acc;

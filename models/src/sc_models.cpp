@@ -1295,12 +1295,18 @@ class TensorCoreSm : public CoreShell {
     const size_t kt = b.b.size() / t.cols;  // this stage's K
     std::vector<float>& acc = acc_[op.acc];
     if (op.first_of_tile) acc = smem_[op.slot].c;  // C via TMEM, or +0 (enable_input_d = 0)
-    const size_t k0 = op.instr * s.kin, nb = s.kin / s.block;
-    const std::vector<uint8_t> a = slice(b.a, t.rows, kt, k0, s.kin), bb = slice(b.b, t.cols, kt, k0, s.kin);
     const OperandBuf& sf = tmem_sf_[op.sf];
-    const std::vector<uint32_t> sa = slice(sf.sa, t.rows, kt / s.block, k0 / s.block, nb),
-                                sb = slice(sf.sb, t.cols, kt / s.block, k0 / s.block, nb);
-    acc = run_step(*g_job.w, {t.r0, t.c0, op.k_base + k0}, t.rows, t.cols, s.kin, a, sa, bb, sb, acc);
+    if (!g_job.w->datapath) {
+      // Golden gemm over the stage's K passes the accumulator from instruction to instruction as
+      // the chain of single instructions does (same bits): one call at the stage's last instruction.
+      if (op.last_of_stage) acc = run_step(*g_job.w, {t.r0, t.c0, op.k_base}, t.rows, t.cols, kt, b.a, sf.sa, b.b, sf.sb, acc);
+    } else {  // a datapath hook sees every instruction
+      const size_t k0 = op.instr * s.kin, nb = s.kin / s.block;
+      const std::vector<uint8_t> a = slice(b.a, t.rows, kt, k0, s.kin), bb = slice(b.b, t.cols, kt, k0, s.kin);
+      const std::vector<uint32_t> sa = slice(sf.sa, t.rows, kt / s.block, k0 / s.block, nb),
+                                  sb = slice(sf.sb, t.cols, kt / s.block, k0 / s.block, nb);
+      acc = run_step(*g_job.w, {t.r0, t.c0, op.k_base + k0}, t.rows, t.cols, s.kin, a, sa, bb, sb, acc);
+    }
     if (op.last_of_tile && t.sums()) add_partials(g_job.partials, t, acc);  // the split-K fixup
   }
   // Epilogue warps: tcgen05.ld of the accumulator, then the accumulator slot is free again.
