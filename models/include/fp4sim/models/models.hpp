@@ -13,8 +13,9 @@
 // every wait a whole number of clock cycles; the cycle count is what the simulation reaches), and
 // `analytic`, a closed-form per-tile estimate of the same mapping for large sweeps, cross-checked
 // against the cycle model in the tests. The arithmetic is the golden library's in both modes (each
-// instruction / K step calls the Workload's datapath on the operands held in the modeled buffers,
-// chained through the modeled accumulator memory), so D is bit-identical to golden gemm.
+// instruction / K step calls the Workload's datapath hook on the operands held in the modeled
+// buffers, chained through the modeled accumulator memory; without a hook golden gemm runs each
+// tensor-core SMEM stage in one call, the same chain), so D is bit-identical to golden gemm.
 //
 // SystemC-free header: the command line uses the models without SystemC headers. One elaboration per
 // process (SystemC's rule): both engines' modules are elaborated on the first job with enough core
