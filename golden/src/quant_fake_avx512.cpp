@@ -112,6 +112,24 @@ FP4SIM_AVX512_INLINE __m256 rht_finish(__m512d v, __m512d scale) {
   return f;
 }
 
+// The Hadamard levels across NV vectors of doubles (each add / sub one exact-or-rounded-once step,
+// as the generic transform's).
+template <int NV>
+FP4SIM_AVX512_INLINE void butterflies_across(__m512d* v) {
+#pragma GCC unroll 4
+  for (int h = 1; h < NV; h <<= 1) {
+#pragma GCC unroll 4
+    for (int j0 = 0; j0 < NV; j0 += 2 * h) {
+#pragma GCC unroll 4
+      for (int j = j0; j < j0 + h; ++j) {
+        const __m512d a = v[j], b = v[j + h];
+        v[j] = _mm512_add_pd(a, b);
+        v[j + h] = _mm512_sub_pd(a, b);
+      }
+    }
+  }
+}
+
 // NV = N / 8 vectors of eight doubles per tile: three butterflies inside each, log2(NV) across.
 template <int NV, bool kBf16>
 FP4SIM_AVX512_INLINE void rht_tiles(const float* src, size_t n, const RhtRegs& rr, float* dst) {
@@ -121,18 +139,7 @@ FP4SIM_AVX512_INLINE void rht_tiles(const float* src, size_t n, const RhtRegs& r
 #pragma GCC unroll 8
     for (int j = 0; j < NV; ++j)
       v[j] = fwht8(_mm512_xor_pd(_mm512_cvtps_pd(_mm256_loadu_ps(src + i + 8 * j)), rr.pre[j]));
-#pragma GCC unroll 4
-    for (int h = 1; h < NV; h <<= 1) {
-#pragma GCC unroll 4
-      for (int j0 = 0; j0 < NV; j0 += 2 * h) {
-#pragma GCC unroll 4
-        for (int j = j0; j < j0 + h; ++j) {
-          const __m512d a = v[j], b = v[j + h];
-          v[j] = _mm512_add_pd(a, b);
-          v[j + h] = _mm512_sub_pd(a, b);
-        }
-      }
-    }
+    butterflies_across<NV>(v);
 #pragma GCC unroll 8
     for (int j = 0; j < NV; ++j) _mm256_storeu_ps(dst + i + 8 * j, rht_finish<kBf16>(v[j], scale));
   }
@@ -456,18 +463,7 @@ FP4SIM_AVX512 void rht_columns(const float* src, size_t ss, const Rht& rht, cons
       __m512d v[G];
 #pragma GCC unroll 8
       for (int g = 0; g < G; ++g) v[g] = _mm512_load_pd(dbl + 16 * (8 * g + k) + 8 * h);
-#pragma GCC unroll 4
-      for (int w = 1; w < G; w <<= 1) {
-#pragma GCC unroll 4
-        for (int g0 = 0; g0 < G; g0 += 2 * w) {
-#pragma GCC unroll 4
-          for (int g = g0; g < g0 + w; ++g) {
-            const __m512d a = v[g], b = v[g + w];
-            v[g] = _mm512_add_pd(a, b);
-            v[g + w] = _mm512_sub_pd(a, b);
-          }
-        }
-      }
+      butterflies_across<G>(v);
 #pragma GCC unroll 8
       for (int g = 0; g < G; ++g) {
         float* o = dst + 16 * (8 * g + k) + 8 * h;
