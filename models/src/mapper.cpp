@@ -361,13 +361,13 @@ Stats analytic_split(const Params& p, const Shape& s0, const Mapping& m) {
   const uint64_t rows = std::min<uint64_t>(static_cast<uint64_t>(m.tile_m), s.M), cols = std::min<uint64_t>(n0, s.N);
   const uint64_t tiles = g.tiles(), active = std::min<uint64_t>(tiles, static_cast<uint64_t>(grid_of(p, m)));
   const double part_tile = static_cast<double>(rows * cols * 4), partials = static_cast<double>((S - 1) * tiles) * part_tile;
-  const double c_tile = s.has_c ? part_tile : 0.0;
+  const double c_tile = s.has_c ? part_tile : 0.0, c_all = static_cast<double>(tiles) * c_tile;
   const double per_sum = (static_cast<double>(S - 1) * part_tile + c_tile) / static_cast<double>(p.core_load_bytes_per_cycle);
   const double sums = static_cast<double>(ceil_div(tiles, active)) * per_sum +
                       static_cast<double>(p.dram_latency + p.l2_latency);
   const double a_more = static_cast<double>(s.operand_bytes(s.M, s.K)) - static_cast<double>(s.operand_bytes(s.M, e.K));
-  const double hbm_bytes = static_cast<double>(st.bytes_of("dram_read")) + a_more + 2.0 * partials +
-                           static_cast<double>(tiles) * c_tile + static_cast<double>(s.out_bytes(s.M, s.N));
+  const double hbm_bytes = static_cast<double>(st.bytes_of("dram_read")) + a_more + 2.0 * partials + c_all +
+                           static_cast<double>(s.out_bytes(s.M, s.N));
   const double hbm = hbm_bytes / hbm_bandwidth(p) + static_cast<double>(p.dram_latency + s.launch);
   const uint64_t extra = static_cast<uint64_t>(
       std::ceil(std::max(sums, hbm - static_cast<double>(st.cycles))));  // the fixup, or what HBM adds
@@ -379,7 +379,7 @@ Stats analytic_split(const Params& p, const Shape& s0, const Mapping& m) {
   // The added cycles: every core of the chip waits (the last parts on the partials, the rest idle).
   for (auto& [k, v] : st.stalls)
     if (k == "operand_load") v += extra * static_cast<uint64_t>(p.cores);
-  const uint64_t pb = static_cast<uint64_t>(partials), cb = s.has_c ? tiles * rows * cols * 4 : 0;
+  const uint64_t pb = static_cast<uint64_t>(partials), cb = static_cast<uint64_t>(c_all);
   for (auto& [k, v] : st.bytes) {
     if (k == "dram_write" || k == "l2_write" || k == "global_store") v = s.out_bytes(s.M, s.N) + pb;  // D once, the partials
     else if (k == "dram_read") v += pb + cb + static_cast<uint64_t>(a_more);
