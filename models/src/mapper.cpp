@@ -61,6 +61,9 @@ Shape make_shape(Params& p, const Workload& w) {
   if (p.hbm_channels % p.dies)
     bad("model parameter 'hbm_channels' = " + std::to_string(p.hbm_channels) + " is not a multiple of 'dies' = " +
         std::to_string(p.dies) + " (each die has its own HBM stacks)");
+  if (p.engine == EngineKind::TensorCore && p.cluster_m > 1 && p.cluster_sms % p.cluster_m)
+    bad("model parameter 'cluster_m' = " + std::to_string(p.cluster_m) + " does not divide 'cluster_sms' = " +
+        std::to_string(p.cluster_sms));
   if (!p.pipeline_depth) p.pipeline_depth = rtl_pipeline_depth(p.engine, w.cfg);
   if (p.engine == EngineKind::TensorCore && p.cta_group == 2) {
     pair_cores(p);
@@ -112,7 +115,10 @@ void pair_cores(Params& p) {
     bad("tensor-core: cta_group=2 needs cluster_sms 1 or even (a pair runs inside one cluster)");
   if (p.tile_m && p.tile_m != 256) bad("tensor-core: cta_group=2 runs tile_m=256 (the pair's instruction M)");
   p.cores /= 2;
+  if (p.cluster_m && p.cluster_m % 2)
+    bad("tensor-core: cta_group=2 needs cluster_m 0 or even (the pair lies along M)");
   p.cluster_sms = std::max<int64_t>(1, p.cluster_sms / 2);
+  p.cluster_m = std::max<int64_t>(1, p.cluster_m / 2);
   for (int64_t* v : {&p.dot_lanes, &p.core_load_bytes_per_cycle, &p.core_store_bytes_per_cycle, &p.smem_bytes,
                      &p.smem_read_bytes_per_cycle, &p.tmem_cp_bytes_per_cycle, &p.tmem_ld_bytes_per_cycle})
     *v *= 2;
@@ -127,6 +133,31 @@ void stats_in_sms(Stats& st, int64_t sms) {
   st.compute_roofline_cycles = static_cast<double>(st.macs) / st.peak_macs_per_cycle;
   st.cores = sms;
   st.mapping.cores *= 2;
+}
+
+int64_t gpc_clusters(const Params& p) {
+  const int64_t c = p.cluster_sms;
+  if (p.gpcs <= 0) return p.cores / c;
+  // The chip's SMs lie in TPCs of two (a pair is one TPC), spread as evenly as the TPCs allow over
+  // the GPCs (B200: 74 TPCs in 8 GPCs of 10 TPCs, six of them with one TPC fused off).
+  const int64_t per_tpc = p.cta_group == 2 ? 1 : 2;
+  const int64_t tpcs = p.cores / per_tpc, odd = p.cores % per_tpc;
+  int64_t n = 0;
+  for (int64_t i = 0; i < p.gpcs; ++i)
+    n += ((tpcs / p.gpcs + (i < tpcs % p.gpcs ? 1 : 0)) * per_tpc + (i == 0 ? odd : 0)) / c;
+  return n;
+}
+
+int64_t grid_of(const Params& p, const Shape& s, const Mapping& m) {
+  const int64_t g = m.cores ? m.cores : p.cores;
+  if (p.engine != EngineKind::TensorCore || p.cluster_sms <= 1) return g;
+  const int64_t c = p.cluster_sms;
+  int64_t clusters = std::min(g / c, gpc_clusters(p));
+  if (p.max_clusters > 0) clusters = std::min(clusters, p.max_clusters);
+  if (clusters == 0) return g;  // `fits` rejects the mapping
+  const int64_t cm = std::max<int64_t>(1, p.cluster_m);
+  const int64_t tm = static_cast<int64_t>(ceil_div(s.M, static_cast<size_t>(m.tile_m)));
+  return clusters * c * tm / (ceil_div(tm, cm) * cm);
 }
 
 Tile Geometry::tile(const Shape& s, const Mapping& m, size_t i) const {
@@ -167,6 +198,8 @@ bool fits(const Params& p, const Shape& s, const Mapping& m, Geometry& g, std::s
   FP4SIM_NEED(m.cores >= 0 && m.cores <= p.cores, "the mapping's cores exceed the chip's");
   FP4SIM_NEED(p.engine != EngineKind::TensorCore || p.cluster_sms <= (m.cores ? m.cores : p.cores),
               "cluster_sms exceeds the cores the kernel runs on");
+  FP4SIM_NEED(p.engine != EngineKind::TensorCore || p.cluster_sms <= 1 || gpc_clusters(p) > 0,
+              "cluster_sms exceeds the SMs of a GPC (cores / gpcs)");
   FP4SIM_NEED(m.tile_k % static_cast<int64_t>(s.gran) == 0, "tile_k must be a multiple of " + std::to_string(s.gran));
   if (s.out_block) FP4SIM_NEED(m.tile_n % static_cast<int64_t>(s.out_block) == 0, "tile_n must be a multiple of the output block");
   g.tiles_m = ceil_div(s.M, static_cast<size_t>(m.tile_m));
@@ -283,7 +316,7 @@ std::vector<Mapping> candidates(const Params& p, const Shape& s) {
           // per core. Only for timing-only work (the partial sums change D's FP32 order) or pinned.
           if (p.split_k == 0 && s.timing_only) {
             const uint64_t tiles = ceil_div(sh.M, static_cast<uint64_t>(m.tile_m)) * ceil_div(sh.N, static_cast<uint64_t>(n)),
-                           ksteps = ceil_div(sh.K, static_cast<uint64_t>(kt)), grid = static_cast<uint64_t>(grid_of(p, m));
+                           ksteps = ceil_div(sh.K, static_cast<uint64_t>(kt)), grid = static_cast<uint64_t>(grid_of(p, sh, m));
             for (uint64_t parts = 2; tiles < grid && parts <= ksteps && tiles * parts <= 2 * grid; parts *= 2) {
               Mapping ms = m;
               ms.split_k = static_cast<int64_t>(parts);
@@ -359,7 +392,7 @@ Stats analytic_split(const Params& p, const Shape& s0, const Mapping& m) {
   me.split_k = 1;
   Stats st = analytic(p, e, me);
   const uint64_t rows = std::min<uint64_t>(static_cast<uint64_t>(m.tile_m), s.M), cols = std::min<uint64_t>(n0, s.N);
-  const uint64_t tiles = g.tiles(), active = std::min<uint64_t>(tiles, static_cast<uint64_t>(grid_of(p, m)));
+  const uint64_t tiles = g.tiles(), active = std::min<uint64_t>(tiles, static_cast<uint64_t>(grid_of(p, s, m)));
   const double part_tile = static_cast<double>(rows * cols * 4), partials = static_cast<double>((S - 1) * tiles) * part_tile;
   const double c_tile = s.has_c ? part_tile : 0.0, c_all = static_cast<double>(tiles) * c_tile;
   const double per_sum = (static_cast<double>(S - 1) * part_tile + c_tile) / static_cast<double>(p.core_load_bytes_per_cycle);
@@ -399,7 +432,7 @@ Stats analytic(const Params& p, const Shape& s0, const Mapping& m) {
   st.mapping = m;
   fill_rooflines(p, s, st);
   const bool tc = p.engine == EngineKind::TensorCore;
-  const uint64_t tiles = g.tiles(), P = static_cast<uint64_t>(grid_of(p, m));
+  const uint64_t tiles = g.tiles(), P = static_cast<uint64_t>(grid_of(p, s, m));
   const uint64_t active = std::min(P, tiles);
   const uint64_t depth = static_cast<uint64_t>(p.pipeline_depth);
   const uint64_t m0 = static_cast<uint64_t>(m.tile_m), n0 = static_cast<uint64_t>(m.tile_n),
@@ -705,7 +738,7 @@ Result run_in_cores(const Params& p, const detail::Shape& s, const Workload& w, 
   constexpr uint64_t kRankWaves = 4, kLongWaves = 16;
   bool by_waves = n > 1;
   for (size_t i : pick) {
-    const uint64_t grid = static_cast<uint64_t>(detail::grid_of(p, ranked[i].mapping));
+    const uint64_t grid = static_cast<uint64_t>(detail::grid_of(p, detail::for_mapping(s, ranked[i].mapping), ranked[i].mapping));
     by_waves = by_waves && detail::geometry(p, detail::for_mapping(s, ranked[i].mapping), ranked[i].mapping).tiles() >=
                                kLongWaves * grid;
   }
@@ -726,7 +759,7 @@ Result run_in_cores(const Params& p, const detail::Shape& s, const Workload& w, 
       const Mapping& m = ranked[pick[k]].mapping;
       const detail::Shape sh = detail::for_mapping(s, m);
       const uint64_t tiles = detail::geometry(p, sh, m).tiles();
-      const uint64_t limit = by_waves ? kRankWaves * static_cast<uint64_t>(detail::grid_of(p, m)) : 0;
+      const uint64_t limit = by_waves ? kRankWaves * static_cast<uint64_t>(detail::grid_of(p, sh, m)) : 0;
       Stats st = detail::run_cycle(p, sh, m, tw, nullptr, part(k), limit);
       const double c = by_waves ? static_cast<double>(st.cycles) * static_cast<double>(tiles) / static_cast<double>(limit)
                                 : static_cast<double>(st.cycles);

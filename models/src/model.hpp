@@ -94,13 +94,15 @@ bool fits(const Params& p, const Shape& s, const Mapping& m, Geometry& g, std::s
 // Every mapping that fits, honouring the pinned parts of p (throws if none does).
 std::vector<Mapping> candidates(const Params& p, const Shape& s);
 
-// Cores a mapping runs on: its grid, in whole clusters (a cluster launches only whole; `fits`
-// rejects a cluster larger than the grid).
-inline int64_t grid_of(const Params& p, const Mapping& m) {
-  const int64_t g = m.cores ? m.cores : p.cores;
-  const int64_t c = p.engine == EngineKind::TensorCore && p.cluster_sms > 1 ? p.cluster_sms : 1;
-  return g >= c ? g / c * c : g;
-}
+// Cores a mapping runs at once: its grid in whole clusters (a cluster launches only whole; `fits`
+// rejects a cluster larger than the grid or than a GPC). A cluster runs inside one GPC, so with
+// `gpcs` set no more clusters run than the GPCs hold (148 SMs in 8 GPCs hold 8 clusters of 16, not
+// 9), nor more than max_clusters when set. A cluster of cluster_m cores along M covers cluster_m tiles of M: where M has fewer (a
+// decode GEMM), or M's last cluster row is padded, that share of its cores idles, so the grid
+// counts only the cores with tiles. `s` is the problem the mapping's kernel computes.
+int64_t grid_of(const Params& p, const Shape& s, const Mapping& m);
+// Clusters of p.cluster_sms cores the chip's GPCs hold (p.gpcs = 0: no GPC limit).
+int64_t gpc_clusters(const Params& p);
 
 // The analytic (closed-form, per tile) estimate of one mapping.
 Stats analytic(const Params& p, const Shape& s, const Mapping& m);

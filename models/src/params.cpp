@@ -128,6 +128,12 @@ constexpr Key kKeys[] = {
      &Params::split_k, 0, 256, true, false, 0},
     {"cluster_sms", "SMs", "SMs per thread-block cluster; the kernel runs on whole clusters only", &Params::cluster_sms, 1,
      16, true, false, 0},
+    {"cluster_m", "SMs", "SMs of a cluster along M (0 = one SM or the pair); tiles of M it lacks idle their SMs",
+     &Params::cluster_m, 0, 16, true, false, 0},
+    {"gpcs", "GPCs", "GPCs the SMs are spread over; a cluster runs inside one (0 = no limit)", &Params::gpcs, 0, 4096,
+     true, false, 0},
+    {"max_clusters", "clusters", "clusters at once, as cudaOccupancyMaxActiveClusters reports (0 = what the GPCs hold)",
+     &Params::max_clusters, 0, 1 << 20, true, false, 0},
     {"cta_group", "SMs", "SMs per MMA: 1, or 2 (a cta_group::2 pair: 256-row instruction, B split over the pair)",
      &Params::cta_group, 1, 2, true, false, 0},
 };
@@ -198,6 +204,7 @@ Params default_params(EngineKind e) {
   if (e == EngineKind::TensorCore) {
     // B200-class (HGX B200), clock 1.856 GHz (the tensor clock the dense FP4 peak implies).
     p.cores = 148;
+    p.gpcs = 8;                     // 8 GPCs of 10 TPCs (20 SMs), 74 of the 80 TPCs enabled
     p.dram_bytes_per_cycle = 4133;  // 7.67 TB/s / 1.856 GHz
     p.dram_latency = 860;           // pointer-chase DRAM latency
     p.l2_bytes = 126500000;         // 126.5 MB

@@ -1629,8 +1629,8 @@ Stats run_on(Chip<Core>& chip, const Params& p, const Shape& s, const Mapping& m
   g_job.partials.assign(g_job.g.splits > 1 && r ? g_job.g.tiles() * (g_job.g.splits - 1) : 0, {});
   g_job.partial_stored = &chip.sched.partial_stored;
   g_job.t0 = now_cycles();
-  chip.mem.reset(p, cores, std::min<size_t>(static_cast<size_t>(grid_of(p, m)), g_job.tiles), m.l2_no_allocate);
-  chip.sched.reset(cores, static_cast<size_t>(grid_of(p, m)));
+  chip.mem.reset(p, cores, std::min<size_t>(static_cast<size_t>(grid_of(p, s, m)), g_job.tiles), m.l2_no_allocate);
+  chip.sched.reset(cores, static_cast<size_t>(grid_of(p, s, m)));
   for (size_t i = 0; i < cores; ++i) chip.cores[i]->reset();
   g_aborting = false;
   g_job_error.clear();

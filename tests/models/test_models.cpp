@@ -215,6 +215,7 @@ fm::Params bare(fm::EngineKind e) {
   p.swap_ab = fm::SwapAb::Off;
   p.hbm_channels = 0;  // the ideal HBM port (the banked HBM has its own tests, "Hbm")
   p.split_k = 1;       // one K chain per tile (split-K has its own tests, "SplitK")
+  p.gpcs = 0;          // clusters anywhere (the GPC limit has its own tests, "Kernel.Cluster*")
   return p;
 }
 fm::Params params(fm::EngineKind e, std::initializer_list<std::pair<const char*, const char*>> kv) {
@@ -1217,6 +1218,72 @@ TEST(Kernel, ClusterRunsWholeClustersOnly) {
     EXPECT_GT(three.cycles, run("1").cycles);
     EXPECT_THROW(run("5"), std::invalid_argument);
   }
+}
+
+TEST(Kernel, ClustersRunInsideGpcs) {
+  // 144 tiles of 128 x 256 x 4096 on 148 SMs, loads ample: a tile is 8192 compute cycles (above).
+  // Clusters of 16 SMs without a GPC limit: 9 clusters, 144 SMs, one wave (under two tiles' time).
+  // In 8 GPCs (74 TPCs: two GPCs of 20 SMs, six of 18) a GPC holds one cluster of 16: 8 clusters,
+  // 128 SMs, so 16 tiles run in a second wave (at least 2 x 8192 cycles). Clusters of 8: two per
+  // GPC, 16 clusters, 128 SMs, again two waves; clusters of 2 fill every TPC: 148 SMs, one wave.
+  const fm::Workload w = timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, 128, 144 * 256, 4096);
+  for (fm::Timing t : {fm::Timing::Analytic, fm::Timing::Cycle}) {
+    const auto run = [&](const char* cluster, const char* gpcs, const char* max_clusters = "0") {
+      // One die and misses without bound: 148 SMs stream 16 KB/cycle, past a die's MSHRs.
+      return fm::run(tc_params({{"tile_n", "256"}, {"cluster_sms", cluster}, {"gpcs", gpcs},
+                                {"max_clusters", max_clusters}, {"dies", "1"},
+                                {"l2_mshrs", "65536"}, {"dram_queue", "65536"}, {"dram_bytes_per_cycle", "65536"},
+                                {"l2_bytes_per_cycle", "65536"}, {"core_load_bytes_per_cycle", "512"}}),
+                     w, mode(t)).stats;
+    };
+    const fm::Stats free = run("16", "0");
+    EXPECT_GE(free.cycles, 8192u) << fm::timing_name(t);
+    EXPECT_LT(free.cycles, 2u * 8192u) << fm::timing_name(t);
+    for (const char* c : {"16", "8"}) {
+      const fm::Stats in8 = run(c, "8");
+      EXPECT_GE(in8.cycles, 2u * 8192u) << c << " " << fm::timing_name(t);
+      EXPECT_EQ(in8.compute_cycles, 144u * 8192u) << c;
+      EXPECT_GE(in8.stall("no_tile"), 20u * in8.cycles) << c << " " << fm::timing_name(t);  // 20 SMs never run
+    }
+    // A part that holds 15 clusters (cudaOccupancyMaxActiveClusters), not the GPCs' 16: 120 SMs.
+    const fm::Stats fused = run("8", "8", "15");
+    EXPECT_GE(fused.stall("no_tile"), 28u * fused.cycles) << fm::timing_name(t);
+    EXPECT_GE(fused.cycles, 2u * 8192u) << fm::timing_name(t);
+    const fm::Stats pairs = run("2", "8");
+    EXPECT_LT(pairs.cycles, 2u * 8192u) << fm::timing_name(t);
+    // A GPC smaller than the cluster holds none.
+    EXPECT_THROW(run("16", "74"), std::invalid_argument);
+  }
+}
+
+TEST(Kernel, ClusterAlongMIdlesTheTilesMLacks) {
+  // 8 SMs in clusters of 4, M = 128 (one tile of M), N = 8 tiles of 256, K = 4096: a tile is 8192
+  // compute cycles. cluster_m 1 (the cluster along N): 8 SMs, 8 tiles, one wave. cluster_m 2: a
+  // cluster covers 2 tiles of M, one of them past M, so 2 of its 4 SMs idle: 4 SMs, two waves.
+  // cluster_m 4: one SM of 4 works: 4 waves. With M = 256 (two tiles of M) cluster_m 2 idles none
+  // and runs as cluster_m 1 does.
+  for (fm::Timing t : {fm::Timing::Analytic, fm::Timing::Cycle}) {
+    const auto run = [&](size_t M, const char* cm) {
+      const fm::Workload w = timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, M, 8 * 256, 4096);
+      return fm::run(tc_params({{"cores", "8"}, {"tile_n", "256"}, {"cluster_sms", "4"}, {"cluster_m", cm},
+                                {"l2_bytes_per_cycle", "65536"}, {"core_load_bytes_per_cycle", "512"}}),
+                     w, mode(t)).stats;
+    };
+    const fm::Stats one = run(128, "1");
+    EXPECT_GE(one.cycles, 8192u) << fm::timing_name(t);
+    EXPECT_LT(one.cycles, 2u * 8192u) << fm::timing_name(t);
+    EXPECT_EQ(run(128, "0").cycles, one.cycles);
+    const fm::Stats two = run(128, "2"), four = run(128, "4");
+    EXPECT_GE(two.cycles, 2u * 8192u) << fm::timing_name(t);
+    EXPECT_LT(two.cycles, 3u * 8192u) << fm::timing_name(t);
+    EXPECT_GE(four.cycles, 4u * 8192u) << fm::timing_name(t);
+    EXPECT_EQ(two.compute_cycles, 8u * 8192u);
+    EXPECT_EQ(run(256, "2").cycles, run(256, "1").cycles) << fm::timing_name(t);
+    EXPECT_THROW(run(128, "3"), std::invalid_argument);  // does not divide the cluster
+  }
+  const fm::Workload w = timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, 128, 1024, 4096);
+  EXPECT_THROW(fm::run(tc_params({{"cta_group", "2"}, {"cluster_sms", "4"}, {"cluster_m", "1"}}), w),
+               std::invalid_argument);  // a pair lies along M
 }
 
 TEST(Kernel, OutputTypeSetsTheStoredBytes) {

@@ -170,6 +170,17 @@ struct Params {
   // clusters). A cluster launches only whole, so floor(cores / cluster_sms) x cluster_sms SMs run
   // the kernel (148 SMs in clusters of 16: 144).
   int64_t cluster_sms = 1;
+  // Tensor core: SMs of a cluster along M (CUTLASS's cluster shape M; the rest lie along N); 0: one
+  // SM, or the pair. A cluster covers cluster_m / (SMs per MMA) tiles of M: where M has fewer tiles
+  // (decode), the cluster's cores for the missing ones idle.
+  int64_t cluster_m = 0;
+  // Tensor core: GPCs the chip's SMs are spread over (in TPCs of two, as evenly as they divide); a
+  // cluster runs inside one GPC, so no more clusters run at once than the GPCs hold. 0: no limit.
+  int64_t gpcs = 0;
+  // Tensor core: clusters that run at once when a part holds fewer than its GPCs spread evenly
+  // would (which TPCs are fused off differs from part to part): what cudaOccupancyMaxActiveClusters
+  // reports for the kernel's cluster size. 0: what the GPCs hold.
+  int64_t max_clusters = 0;
   // Tensor core: CTAs per MMA (tcgen05 cta_group). 2: a pair of SMs of one cluster runs each
   // 256-row MMA, each SM holding its 128 rows of A and of D and loading half of B (the pair's MMA
   // reads B from both SMs' SMEM). The models run a pair as one core of twice the SM's datapath,
