@@ -213,6 +213,12 @@ bool fits(const Params& p, const Shape& s, const Mapping& m, Geometry& g, std::s
                 "split_k " + std::to_string(m.split_k) + " exceeds the " + std::to_string(g.ksteps) + " K steps of tile_k");
   }
   g.splits = static_cast<size_t>(m.split_k);
+  g.mcast_a = g.mcast_b = 1;
+  if (p.engine == EngineKind::TensorCore && p.cluster_sms > 1) {
+    const size_t c = static_cast<size_t>(p.cluster_sms), cm = static_cast<size_t>(std::max<int64_t>(1, p.cluster_m));
+    g.mcast_a = std::min(c / cm, g.tiles_n);
+    g.mcast_b = std::min(cm, g.tiles_m);
+  }
   const uint64_t kt = static_cast<uint64_t>(m.tile_k);
   if (p.engine == EngineKind::TensorCore) {
     FP4SIM_NEED(m.tile_m == static_cast<int64_t>(s.mma_m),
@@ -450,7 +456,12 @@ Stats analytic(const Params& p, const Shape& s0, const Mapping& m) {
   // visits when it stays resident.
   const double a_total = a_resident ? std::min(static_cast<double>(tiles), a_loads * static_cast<double>(active))
                                     : static_cast<double>(tiles);
-  const double l2_read = static_cast<double>(tiles) * static_cast<double>(b_tile + c_tile) + a_total * static_cast<double>(a_tile);
+  // Bytes the cores receive, and what L2 reads for them: with TMA multicast a cluster's cores that
+  // share A (B) read 1 / mcast of it each and receive the rest from their peers.
+  const double delivered = static_cast<double>(tiles) * static_cast<double>(b_tile + c_tile) + a_total * static_cast<double>(a_tile);
+  const double l2_read = static_cast<double>(tiles) * (static_cast<double>(b_tile) / static_cast<double>(g.mcast_b) +
+                                                       static_cast<double>(c_tile)) +
+                         a_total * static_cast<double>(a_tile) / static_cast<double>(g.mcast_a);
   const uint64_t a_all = s.operand_bytes(s.M, s.K), b_all = s.operand_bytes(s.N, s.K);
   double dram_read = static_cast<double>(a_all + b_all + (s.has_c ? s.M * s.N * 4 : 0));
   // The raster walks the streamed operand (B along N, A along M) once per band of the other; it is
@@ -474,9 +485,10 @@ Stats analytic(const Params& p, const Shape& s0, const Mapping& m) {
   // A core's load bandwidth when `share` cores load together: its link, its share of L2, of the
   // die-to-die links, and of HBM scaled by the L2 reuse.
   const auto bw_of = [&](double share) {
-    return std::min({static_cast<double>(p.core_load_bytes_per_cycle), static_cast<double>(p.l2_bytes_per_cycle) / share,
-                     link_read > 0 ? link_bw / share * (l2_read / link_read) : HUGE_VAL,
-                     dram_bw / share * (l2_read / std::max(1.0, dram_read))});
+    return std::min({static_cast<double>(p.core_load_bytes_per_cycle),
+                     static_cast<double>(p.l2_bytes_per_cycle) / share * (delivered / l2_read),
+                     link_read > 0 ? link_bw / share * (delivered / link_read) : HUGE_VAL,
+                     dram_bw / share * (delivered / std::max(1.0, dram_read))});
   };
   const double bw = bw_of(static_cast<double>(active));
   // One load job (an SMEM stage / an L1 chunk) and the latency it sees: L2, plus HBM for the share
@@ -490,7 +502,7 @@ Stats analytic(const Params& p, const Shape& s0, const Mapping& m) {
   // latency is a far one (two crossings), not the far share of it.
   const double lat = static_cast<double>(p.l2_latency) + (far > 0 ? 2.0 : 0.0) * static_cast<double>(p.die_link_latency) +
                      static_cast<double>(p.dram_latency) *
-                         std::min(1.0, dram_read * static_cast<double>(active) / std::max(1.0, l2_read));
+                         std::min(1.0, dram_read * static_cast<double>(active) / std::max(1.0, delivered));
   // Per full tile: main loop (steady state of the K steps), epilogue.
   // The main loop in steps: an SMEM stage (tensor core) / an L1 chunk (cube). A step's transfer over
   // the core's share of bandwidth, its consumption by the datapath, and the slots that keep steps in
@@ -596,7 +608,8 @@ Stats analytic(const Params& p, const Shape& s0, const Mapping& m) {
     double v = 0;
     if (l == "dram_read") v = dram_read;
     else if (l == "dram_write" || l == "l2_write" || l == "global_store") v = out;
-    else if (l == "l2_read" || l == "smem_write" || l == "l1_write") v = l2_read;
+    else if (l == "l2_read") v = l2_read;
+    else if (l == "smem_write" || l == "l1_write") v = delivered;
     else if (l == "die_link") v = link_bytes;
     st.bytes.emplace_back(std::string(l), static_cast<uint64_t>(v));
   }

@@ -78,6 +78,10 @@ struct Tile {
 struct Geometry {
   size_t tiles_m = 0, tiles_n = 0, ksteps = 0, chunks = 0, steps_per_chunk = 0;
   size_t splits = 1;  // split-K parts per tile
+  // Tensor core, TMA multicast in a cluster: the cores that share a tile's A (the cluster's cores
+  // along N with tiles) and its B (along M) each load 1 / mcast of it from L2 and receive the rest
+  // from their peers' loads (docs/models.md "TMA multicast").
+  size_t mcast_a = 1, mcast_b = 1;
   size_t tiles() const { return tiles_m * tiles_n; }
   Tile tile(const Shape& s, const Mapping& m, size_t i) const;  // i-th tile in raster order, all of K
   // Units of work in the order the scheduler hands them out: without split-K the tiles; with it

@@ -140,13 +140,14 @@ constexpr const char* kLevelNames[] = {"global_store", "tmem_scale", "smem_read"
 // Per-core statistics; summed into Stats at the end.
 struct CoreStats {
   uint64_t compute = 0, busy_until = 0, instructions = 0;
+  uint64_t multicast_in = 0;  // bytes received from the cluster's peers' multicast loads
   bool started = false;
   std::vector<uint64_t> stall;
   // Bytes a core moves itself, by level (kLevelNames).
   enum Level { kGlobalStore, kTmemScale, kSmemRead, kTmemAcc, kL0a, kL0b, kL0c, kLevels };
   uint64_t bytes[kLevels] = {};
   void reset(size_t causes) {
-    compute = busy_until = instructions = 0;
+    compute = busy_until = instructions = multicast_in = 0;
     started = false;
     stall.assign(causes, 0);
     std::fill(std::begin(bytes), std::end(bytes), 0);
@@ -755,6 +756,7 @@ struct Stage {
   uint32_t aslot = 0;   // cube: L1 A slot
   bool load_a = true;   // cube: A not already resident
   bool first = false, last = false;  // first / last of its tile
+  uint64_t peer_bytes = 0;  // TMA multicast: bytes of the stage the cluster's peers load for this core
   Cause cause = 0;      // why the consumer of this token may have waited
   std::vector<Slab> slabs;
 };
@@ -863,6 +865,12 @@ class LoadEngine : public sc_module {
         const MemResp r = resp.pop_now();
         t += link_.book_at(t, r.bytes, bw);
         --left(r.tag);
+      }
+      // TMA multicast: the peers' slices cross this core's link too; they were loaded alongside
+      // its own (the cluster's cores issue a stage's slices together), so they follow them.
+      if (j.peer_bytes) {
+        t += link_.book_at(t, j.peer_bytes, bw);
+        st->multicast_in += j.peer_bytes;
       }
       wait_cycles(link_.end_at(t) - g_job.now());  // the job's last byte is across the link
       if (land && g_job.functional()) land(j);
@@ -1021,6 +1029,17 @@ std::vector<Slab> step_slabs(const Tile& t, size_t k0, size_t kk, bool with_a, b
   if (last && t.sums())
     for (uint32_t p = 0; p + 1 < t.splits; ++p) v.push_back({static_cast<uint8_t>(kPartialOperand + p), t.r0, t.rows, t.c0, t.cols});
   return v;
+}
+
+// TMA multicast: of a slab shared by `f` cores of a cluster this core loads slice `i` (rows split
+// into f nearly equal parts); the rest, its peers' slices, it receives from them (returned bytes).
+uint64_t multicast_slice(Slab& sl, size_t f, size_t i) {
+  if (f <= 1) return 0;
+  const Shape& s = *g_job.s;
+  const size_t per = ceil_div(sl.rows, f), r0 = std::min(sl.rows, i * per), n = std::min(per, sl.rows - r0);
+  const uint64_t all = s.operand_bytes(sl.rows, sl.kk), own = s.operand_bytes(n, sl.kk);
+  sl.r0 += r0, sl.rows = n;
+  return all - own;
 }
 
 // Functional buffers of one operand step: codes and scales of A and B (K-major, one code per byte).
@@ -1184,6 +1203,11 @@ class TensorCoreSm : public CoreShell {
         s.slot = smem_free.pop();
         s.first = k == t.ks0, s.last = k + 1 == t.ks1;
         s.slabs = step_slabs(t, k * kt, std::min(kt, g_job.s->K - k * kt), true, s.first, s.last);
+        // A is shared along N (slice by the tile's n block), B along M (by its m block).
+        const size_t nt = t.c0 / static_cast<size_t>(g_job.m->tile_n);
+        s.peer_bytes = multicast_slice(s.slabs[0], g_job.g.mcast_a, nt % g_job.g.mcast_a) +
+                       multicast_slice(s.slabs[1], g_job.g.mcast_b, t.mb % g_job.g.mcast_b);
+        std::erase_if(s.slabs, [](const Slab& sl) { return sl.rows == 0; });
         tma.jobs.push(std::move(s));
       }
       want->push(id, 1);  // ask for the next tile while this one's loads are in flight
@@ -1682,7 +1706,9 @@ Stats run_on(Chip<Core>& chip, const Params& p, const Shape& s, const Mapping& m
   bytes["l2_read"] = chip.mem.l2_read, bytes["l2_write"] = chip.mem.l2_write;
   bytes["die_link"] = chip.mem.link_bytes;
   bytes["dram_row_open"] = chip.mem.row_open_bytes();
-  bytes[p.engine == EngineKind::TensorCore ? "smem_write" : "l1_write"] = chip.mem.l2_read;
+  uint64_t multicast = 0;
+  for (size_t i = 0; i < static_cast<size_t>(p.cores); ++i) multicast += chip.cores[i]->st.multicast_in;
+  bytes[p.engine == EngineKind::TensorCore ? "smem_write" : "l1_write"] = chip.mem.l2_read + multicast;
   for (std::string_view l : byte_levels(p.engine)) st.bytes.emplace_back(std::string(l), bytes[std::string(l)]);
   return st;
 }
