@@ -380,19 +380,25 @@ double hbm_bandwidth(const Params& p) {
 }
 
 // Split-K as the estimate sees it: the units of the split kernel are the tiles of an equivalent
-// problem with S times the tiles along the mapping's N and the longest part's K, without C (each
+// problem with S times the tiles along one dimension and the longest part's K, without C (each
 // unit loads its own A and B slices, as a part does); then the last parts' fixup: each loads the
 // S - 1 partial tiles (and C) of its tile over its link after one HBM and L2 latency, in as many
-// rounds as there are last parts per core. The equivalent problem shares one K slice of A among
-// all its tiles where the parts read all of A: HBM's bound is taken again over the real bytes (the
-// equivalent's, A's other slices, the partials stored and loaded, C).
+// rounds as there are last parts per core. The dimension multiplied is the larger operand's, so
+// that its S slices are distinct bytes in the equivalent as they are in the parts (a skinny
+// kernel streams the large operand: shared, its slices would hit L2). The equivalent shares one
+// K slice of the other operand among the parts where they read all of it: HBM's bound is taken
+// again over the real bytes (the equivalent's, that operand's other slices, the partials stored
+// and loaded, C).
 Stats analytic_split(const Params& p, const Shape& s0, const Mapping& m) {
   const Shape s = for_mapping(s0, m);
   const Geometry g = geometry(p, s, m);
-  const uint64_t S = static_cast<uint64_t>(m.split_k), n0 = static_cast<uint64_t>(m.tile_n);
+  const uint64_t S = static_cast<uint64_t>(m.split_k), n0 = static_cast<uint64_t>(m.tile_n),
+                 m0 = static_cast<uint64_t>(m.tile_m);
   Shape e = s0;
   e.has_c = false;
-  (m.swap_ab ? e.M : e.N) = round_up(s.N, n0) * S;
+  const bool along_m = s.operand_bytes(s.M, s.K) > s.operand_bytes(s.N, s.K);  // the kernel's A is larger
+  if (along_m) (m.swap_ab ? e.N : e.M) = round_up(s.M, m0) * S;
+  else (m.swap_ab ? e.M : e.N) = round_up(s.N, n0) * S;
   e.K = std::min<uint64_t>(s.K, ceil_div(g.ksteps, S) * static_cast<uint64_t>(m.tile_k));
   Mapping me = m;
   me.split_k = 1;
@@ -404,7 +410,8 @@ Stats analytic_split(const Params& p, const Shape& s0, const Mapping& m) {
   const double per_sum = (static_cast<double>(S - 1) * part_tile + c_tile) / static_cast<double>(p.core_load_bytes_per_cycle);
   const double sums = static_cast<double>(ceil_div(tiles, active)) * per_sum +
                       static_cast<double>(p.dram_latency + p.l2_latency);
-  const double a_more = static_cast<double>(s.operand_bytes(s.M, s.K)) - static_cast<double>(s.operand_bytes(s.M, e.K));
+  const uint64_t shared = along_m ? s.N : s.M;  // rows of the operand the equivalent shares
+  const double a_more = static_cast<double>(s.operand_bytes(shared, s.K)) - static_cast<double>(s.operand_bytes(shared, e.K));
   const double hbm_bytes = static_cast<double>(st.bytes_of("dram_read")) + a_more + 2.0 * partials + c_all +
                            static_cast<double>(s.out_bytes(s.M, s.N));
   const double hbm = hbm_bytes / hbm_bandwidth(p) + static_cast<double>(p.dram_latency + s.launch);

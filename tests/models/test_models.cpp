@@ -1438,6 +1438,24 @@ TEST(SplitK, AnalyticAgreesWithCycle) {
   }
 }
 
+TEST(SplitK, SkinnyEstimateStreamsTheWeight) {
+  // A decode GEMM swapped (M = 4, N = 9216, K = 7168: 37 MB of weights over 148 SMs, 72 tiles of
+  // 128 weight rows): split-K parts read distinct K slices of the weights, so the estimate's
+  // equivalent problem multiplies the weights' tiles, not the 4 activation rows (which would leave
+  // 9 MB of weights shared among the parts). Within 15 % of the cycle model, split or not, and
+  // ranked as it ranks them.
+  const fm::Workload w = timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, 4, 9216, 7168);
+  double a[2], y[2];
+  for (int i = 0; i < 2; ++i) {
+    const fm::Params p = tc_params({{"swap_ab", "on"}, {"tile_n", "8"}, {"tile_k", "256"}, {"stages", "8"},
+                                    {"split_k", i ? "4" : "1"}});
+    a[i] = static_cast<double>(fm::run(p, w, mode(fm::Timing::Analytic)).stats.cycles);
+    y[i] = static_cast<double>(fm::run(p, w, mode(fm::Timing::Cycle)).stats.cycles);
+    EXPECT_NEAR(a[i] / y[i], 1.0, 0.15) << "split_k " << (i ? 4 : 1) << ": " << a[i] << " vs " << y[i];
+  }
+  EXPECT_EQ(a[1] < a[0], y[1] < y[0]);
+}
+
 TEST(SplitK, WhereItDoesNotApply) {
   // Functional work keeps one K chain (D equals golden gemm) unless split_k is pinned.
   const Problem pr = make_problem(MmaKindId::Mxf4Nvf4, Model::Blackwell, 8, 16, 4096, false, 5);
