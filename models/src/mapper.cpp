@@ -61,6 +61,8 @@ Shape make_shape(Params& p, const Workload& w) {
   if (p.hbm_channels % p.dies)
     bad("model parameter 'hbm_channels' = " + std::to_string(p.hbm_channels) + " is not a multiple of 'dies' = " +
         std::to_string(p.dies) + " (each die has its own HBM stacks)");
+  if (p.engine == EngineKind::TensorCore && p.cluster_sms == 0 && p.cluster_m)
+    bad("model parameter 'cluster_m' needs 'cluster_sms' set (0: the mapper chooses both)");
   if (p.engine == EngineKind::TensorCore && p.cluster_m > 1 && p.cluster_sms % p.cluster_m)
     bad("model parameter 'cluster_m' = " + std::to_string(p.cluster_m) + " does not divide 'cluster_sms' = " +
         std::to_string(p.cluster_sms));
@@ -117,7 +119,7 @@ void pair_cores(Params& p) {
   p.cores /= 2;
   if (p.cluster_m && p.cluster_m % 2)
     bad("tensor-core: cta_group=2 needs cluster_m 0 or even (the pair lies along M)");
-  p.cluster_sms = std::max<int64_t>(1, p.cluster_sms / 2);
+  if (p.cluster_sms) p.cluster_sms = std::max<int64_t>(1, p.cluster_sms / 2);  // 0: the mapper's
   p.cluster_m = std::max<int64_t>(1, p.cluster_m / 2);
   for (int64_t* v : {&p.dot_lanes, &p.core_load_bytes_per_cycle, &p.core_store_bytes_per_cycle, &p.smem_bytes,
                      &p.smem_read_bytes_per_cycle, &p.tmem_cp_bytes_per_cycle, &p.tmem_ld_bytes_per_cycle})
@@ -133,10 +135,10 @@ void stats_in_sms(Stats& st, int64_t sms) {
   st.compute_roofline_cycles = static_cast<double>(st.macs) / st.peak_macs_per_cycle;
   st.cores = sms;
   st.mapping.cores *= 2;
+  st.mapping.cluster_sms *= 2, st.mapping.cluster_m *= 2;
 }
 
-int64_t gpc_clusters(const Params& p) {
-  const int64_t c = p.cluster_sms;
+int64_t gpc_clusters(const Params& p, int64_t c) {
   if (p.gpcs <= 0) return p.cores / c;
   // The chip's SMs lie in TPCs of two (a pair is one TPC), spread as evenly as the TPCs allow over
   // the GPCs (B200: 74 TPCs in 8 GPCs of 10 TPCs, six of them with one TPC fused off).
@@ -150,12 +152,12 @@ int64_t gpc_clusters(const Params& p) {
 
 int64_t grid_of(const Params& p, const Shape& s, const Mapping& m) {
   const int64_t g = m.cores ? m.cores : p.cores;
-  if (p.engine != EngineKind::TensorCore || p.cluster_sms <= 1) return g;
-  const int64_t c = p.cluster_sms;
-  int64_t clusters = std::min(g / c, gpc_clusters(p));
+  if (p.engine != EngineKind::TensorCore || m.cluster_sms <= 1) return g;
+  const int64_t c = m.cluster_sms;
+  int64_t clusters = std::min(g / c, gpc_clusters(p, c));
   if (p.max_clusters > 0) clusters = std::min(clusters, p.max_clusters);
   if (clusters == 0) return g;  // `fits` rejects the mapping
-  const int64_t cm = std::max<int64_t>(1, p.cluster_m);
+  const int64_t cm = std::max<int64_t>(1, m.cluster_m);
   const int64_t tm = static_cast<int64_t>(ceil_div(s.M, static_cast<size_t>(m.tile_m)));
   return clusters * c * tm / (ceil_div(tm, cm) * cm);
 }
@@ -196,9 +198,11 @@ bool fits(const Params& p, const Shape& s, const Mapping& m, Geometry& g, std::s
   FP4SIM_NEED(!m.swap_ab || (p.engine == EngineKind::TensorCore && !s.out_block),
               "swap_ab needs the tensor core without an output quantize unit (its blocks run along N)");
   FP4SIM_NEED(m.cores >= 0 && m.cores <= p.cores, "the mapping's cores exceed the chip's");
-  FP4SIM_NEED(p.engine != EngineKind::TensorCore || p.cluster_sms <= (m.cores ? m.cores : p.cores),
+  FP4SIM_NEED(m.cluster_sms >= 1 && m.cluster_m >= 1 && m.cluster_sms % m.cluster_m == 0,
+              "the cluster's cores along M must divide its cores");
+  FP4SIM_NEED(p.engine != EngineKind::TensorCore || m.cluster_sms <= (m.cores ? m.cores : p.cores),
               "cluster_sms exceeds the cores the kernel runs on");
-  FP4SIM_NEED(p.engine != EngineKind::TensorCore || p.cluster_sms <= 1 || gpc_clusters(p) > 0,
+  FP4SIM_NEED(p.engine != EngineKind::TensorCore || m.cluster_sms <= 1 || gpc_clusters(p, m.cluster_sms) > 0,
               "cluster_sms exceeds the SMs of a GPC (cores / gpcs)");
   FP4SIM_NEED(m.tile_k % static_cast<int64_t>(s.gran) == 0, "tile_k must be a multiple of " + std::to_string(s.gran));
   if (s.out_block) FP4SIM_NEED(m.tile_n % static_cast<int64_t>(s.out_block) == 0, "tile_n must be a multiple of the output block");
@@ -214,8 +218,8 @@ bool fits(const Params& p, const Shape& s, const Mapping& m, Geometry& g, std::s
   }
   g.splits = static_cast<size_t>(m.split_k);
   g.mcast_a = g.mcast_b = 1;
-  if (p.engine == EngineKind::TensorCore && p.cluster_sms > 1) {
-    const size_t c = static_cast<size_t>(p.cluster_sms), cm = static_cast<size_t>(std::max<int64_t>(1, p.cluster_m));
+  if (p.engine == EngineKind::TensorCore && m.cluster_sms > 1) {
+    const size_t c = static_cast<size_t>(m.cluster_sms), cm = static_cast<size_t>(std::max<int64_t>(1, m.cluster_m));
     g.mcast_a = std::min(c / cm, g.tiles_n);
     g.mcast_b = std::min(cm, g.tiles_m);
   }
@@ -288,8 +292,15 @@ std::vector<Mapping> candidates(const Params& p, const Shape& s) {
     if (m.raster == Raster::AlongM && p.raster == Raster::Auto &&
         (ceil_div(sh.M, static_cast<uint64_t>(m.tile_m)) == 1 || ceil_div(sh.N, static_cast<uint64_t>(m.tile_n)) == 1))
       return;
-    Geometry g;
-    if (fits(p, sh, m, g, first_error.empty() ? &first_error : nullptr)) out.push_back(m);
+    // The cluster: pinned, or the mapper's (none, or two cores sharing A along N or B along M).
+    std::vector<std::pair<int64_t, int64_t>> clusters{{std::max<int64_t>(1, p.cluster_sms), std::max<int64_t>(1, p.cluster_m)}};
+    if (p.engine == EngineKind::TensorCore && p.cluster_sms == 0) clusters = {{1, 1}, {2, 1}, {2, 2}};
+    for (const auto& [c, cm] : clusters) {
+      Mapping mc = m;
+      mc.cluster_sms = c, mc.cluster_m = cm;
+      Geometry g;
+      if (fits(p, sh, mc, g, first_error.empty() ? &first_error : nullptr)) out.push_back(mc);
+    }
   };
   const int64_t K = static_cast<int64_t>(s.K), gran = static_cast<int64_t>(s.gran);
   if (p.engine == EngineKind::TensorCore) {
@@ -699,7 +710,10 @@ Result run(const Params& p0, const Workload& w, const RunOptions& o) {
   if (!is_pair(p0)) return run_in_cores(p, s, w, o);
   // A pair is one core of the model: grids of the extra candidates in pairs, the statistics in SMs.
   RunOptions po = o;
-  for (Mapping& m : po.also) m.cores /= 2;
+  for (Mapping& m : po.also) {
+    m.cores /= 2;
+    m.cluster_sms = std::max<int64_t>(1, m.cluster_sms / 2), m.cluster_m = std::max<int64_t>(1, m.cluster_m / 2);
+  }
   Result r = run_in_cores(p, s, w, po);
   detail::stats_in_sms(r.stats, p0.cores);
   return r;

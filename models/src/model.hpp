@@ -105,8 +105,8 @@ std::vector<Mapping> candidates(const Params& p, const Shape& s);
 // decode GEMM), or M's last cluster row is padded, that share of its cores idles, so the grid
 // counts only the cores with tiles. `s` is the problem the mapping's kernel computes.
 int64_t grid_of(const Params& p, const Shape& s, const Mapping& m);
-// Clusters of p.cluster_sms cores the chip's GPCs hold (p.gpcs = 0: no GPC limit).
-int64_t gpc_clusters(const Params& p);
+// Clusters of c cores the chip's GPCs hold (p.gpcs = 0: no GPC limit).
+int64_t gpc_clusters(const Params& p, int64_t c);
 
 // The analytic (closed-form, per tile) estimate of one mapping.
 Stats analytic(const Params& p, const Shape& s, const Mapping& m);

@@ -126,8 +126,8 @@ constexpr Key kKeys[] = {
     {"swap_ab", "", "compute D^T = B . A^T: auto (mapper), off, on", nullptr, 0, 0, true, false, 4},
     {"split_k", "parts", "K split over this many units per tile, the last summing them (0 = mapper, timing-only work; 1 = none)",
      &Params::split_k, 0, 256, true, false, 0},
-    {"cluster_sms", "SMs", "SMs per thread-block cluster; the kernel runs on whole clusters only", &Params::cluster_sms, 1,
-     16, true, false, 0},
+    {"cluster_sms", "SMs", "SMs per thread-block cluster, whole clusters only (0 = mapper: none or 2 along N / M; 1 = none)",
+     &Params::cluster_sms, 0, 16, true, false, 0},
     {"cluster_m", "SMs", "SMs of a cluster along M (0 = one SM or the pair); tiles of M it lacks idle their SMs",
      &Params::cluster_m, 0, 16, true, false, 0},
     {"gpcs", "GPCs", "GPCs the SMs are spread over; a cluster runs inside one (0 = no limit)", &Params::gpcs, 0, 4096,
@@ -344,6 +344,7 @@ std::string Mapping::str() const {
   if (swap_ab) o << " swap_ab";
   if (l2_no_allocate) o << " l2_no_allocate";
   if (split_k > 1) o << " split_k=" << split_k;
+  if (cluster_sms > 1) o << " cluster_sms=" << cluster_sms << " cluster_m=" << cluster_m;
   return o.str();
 }
 

@@ -1313,6 +1313,30 @@ TEST(Kernel, TmaMulticastSharesTheL2Reads) {
   }
 }
 
+TEST(Kernel, MapperChoosesAClusterWhereL2Binds) {
+  // cluster_sms 0: the mapper offers no cluster, or two SMs sharing A (along N) or B (along M).
+  // L2-bound (64 B/cycle for 8 SMs, the multicast test's job) it takes a cluster and is faster than
+  // without; with ample L2 the estimate ties and the time equals the clusterless kernel's.
+  const fm::Workload w = timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, 256, 8 * 256, 4096);
+  for (fm::Timing t : {fm::Timing::Analytic, fm::Timing::Cycle}) {
+    const auto run = [&](const char* cluster, const char* l2_rate) {
+      return fm::run(tc_params({{"cores", "8"}, {"tile_n", "256"}, {"cluster_sms", cluster},
+                                {"l2_bytes_per_cycle", l2_rate}, {"core_load_bytes_per_cycle", "512"}}),
+                     w, mode(t)).stats;
+    };
+    const fm::Stats none = run("1", "64"), chosen = run("0", "64");
+    EXPECT_EQ(none.mapping.cluster_sms, 1) << fm::timing_name(t);
+    EXPECT_EQ(chosen.mapping.cluster_sms, 2) << fm::timing_name(t);
+    EXPECT_LT(chosen.cycles, none.cycles) << fm::timing_name(t);
+    EXPECT_LT(chosen.bytes_of("l2_read"), none.bytes_of("l2_read")) << fm::timing_name(t);
+    if (t == fm::Timing::Analytic) {
+      EXPECT_EQ(run("0", "65536").cycles, run("1", "65536").cycles);
+    }
+  }
+  const fm::Workload w1 = timing_only(MmaKindId::Mxf4Nvf4, Model::Blackwell, 128, 1024, 4096);
+  EXPECT_THROW(fm::run(tc_params({{"cluster_sms", "0"}, {"cluster_m", "2"}}), w1), std::invalid_argument);
+}
+
 TEST(Kernel, OutputTypeSetsTheStoredBytes) {
   // D stored as FP32 / BF16 / FP16 / FP8: 4 / 2 / 2 / 1 bytes per element, to the core's store link,
   // the L2 and HBM; a narrower D never makes the job slower.

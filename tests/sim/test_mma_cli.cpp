@@ -698,7 +698,7 @@ TEST(CliWhatif, SweepIsACartesianProductInNamedColumns) {
   ASSERT_EQ(csv.rows.size(), 6u);
   // Named columns: the parameters, then the identity, the mapping, the statistics, stalls and bytes.
   for (const char* c : {"cores", "l0a_bytes", "dram_bytes_per_cycle", "engine", "format", "m", "n", "k", "timing",
-                        "map_tile_m", "map_tile_n", "map_tile_k", "map_l1_k", "map_stages", "map_raster", "map_split_k",
+                        "map_tile_m", "map_tile_n", "map_tile_k", "map_l1_k", "map_stages", "map_raster", "map_split_k", "map_cluster_sms", "map_cluster_m",
                         "cycles",
                         "compute_cycles", "instructions", "tiles", "macs_per_cycle", "utilization",
                         "compute_roofline_cycles", "memory_roofline_cycles", "mappings_evaluated", "area_unit",

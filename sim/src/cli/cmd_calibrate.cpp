@@ -368,9 +368,14 @@ int cmd_calibrate(const Invocation& inv) {
   if (vm.count("timing") && !fm::parse_timing(vm["timing"].as<std::string>(), timing))
     throw UsageError("--timing: expected analytic or cycle, got '" + vm["timing"].as<std::string>() + "'");
 
-  // Parameters: each engine's defaults <- --config <- --param (usage errors before any work).
+  // Parameters: each engine's defaults <- calibrate's own <- --config <- --param (usage errors
+  // before any work). Calibrate's own: a point whose kernel_params do not pin the kernel measures a
+  // library's heuristic or autotuned choice, so the mapper chooses its cluster too (cluster_sms 0);
+  // the pinned points state theirs.
   const std::vector<EngineKind> both = {EngineKind::TensorCore, EngineKind::Cube};
-  const std::vector<fm::Params> base = model_params(both, model_param_settings(vm));
+  std::vector<ParamSetting> settings{{"cluster_sms", "0", "calibrate", true, EngineKind::TensorCore}};
+  for (ParamSetting& s : model_param_settings(vm)) settings.push_back(std::move(s));
+  const std::vector<fm::Params> base = model_params(both, settings);
 
   // The table: built in, or --data.
   std::string text = kCalibrationCsv, name = "built-in kernels.csv";
@@ -429,7 +434,6 @@ int cmd_calibrate(const Invocation& inv) {
       o.model_us = s.time_us() + add_ns / 1000.0;
       o.harness_us = add_ns / 1000.0;
       o.note = s.mapping.str();
-      if (prm.engine == EngineKind::TensorCore && prm.cluster_sms > 1) o.note += " cluster_sms=" + std::to_string(prm.cluster_sms);
       if (prm.engine == EngineKind::TensorCore && prm.cta_group > 1) o.note += " cta_group=" + std::to_string(prm.cta_group);
     } catch (const std::exception& e) {
       // One point the model cannot run (a shape it rejects, a runtime failure) is a row, not the end.

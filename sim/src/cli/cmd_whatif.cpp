@@ -396,7 +396,7 @@ int cmd_whatif(const Invocation& inv) {
   const std::vector<std::string> bcols = union_columns(engines, [](EngineKind e) { return fm::byte_levels(e); });
   std::ostringstream head;
   for (const std::string& k : pcols) head << k << ",";
-  head << "engine,format,m,n,k,timing,map_tile_m,map_tile_n,map_tile_k,map_l1_k,map_stages,map_raster,map_split_k,"
+  head << "engine,format,m,n,k,timing,map_tile_m,map_tile_n,map_tile_k,map_l1_k,map_stages,map_raster,map_split_k,map_cluster_sms,map_cluster_m,"
           "cycles,compute_cycles,instructions,tiles,macs_per_cycle,utilization,compute_roofline_cycles,"
           "memory_roofline_cycles,mappings_evaluated,area_unit,area_mm2,fmax_mhz,time_us,macs_per_s_per_mm2,"
           "energy_pj,pj_per_mac,tops_per_w";
@@ -417,11 +417,12 @@ int cmd_whatif(const Invocation& inv) {
       const fm::Mapping& m = s.mapping;
       csv << "," << m.tile_m << "," << m.tile_n << "," << m.tile_k << "," << (cube ? std::to_string(m.l1_k) : "")
           << "," << (cube ? "" : std::to_string(m.stages)) << "," << models::raster_name(m.raster) << ","
-          << (cube ? "" : std::to_string(m.split_k)) << "," << s.cycles << "," << s.compute_cycles << "," << s.instructions << "," << s.tiles << "," << fmt_num("%.2f", s.macs_per_cycle())
+          << (cube ? "" : std::to_string(m.split_k)) << "," << (cube ? "" : std::to_string(m.cluster_sms)) << ","
+          << (cube ? "" : std::to_string(m.cluster_m)) << "," << s.cycles << "," << s.compute_cycles << "," << s.instructions << "," << s.tiles << "," << fmt_num("%.2f", s.macs_per_cycle())
           << "," << fmt_num("%.4f", s.utilization()) << "," << fmt_num("%.1f", s.compute_roofline_cycles) << ","
           << fmt_num("%.1f", s.memory_roofline_cycles) << "," << s.mappings_evaluated;
     } else {
-      csv << std::string(16, ',');
+      csv << std::string(18, ',');
     }
     if (area) {
       // Dot-product units of the chip: tensor-core lanes / cube PEs, times the cores.

@@ -167,8 +167,8 @@ struct Params {
   // mapper's choice (offered for timing-only work only: the sums change D's FP32 order); 1: none.
   int64_t split_k = 0;
   // Tensor core: SMs per thread-block cluster (cta_group::2 pairs and TMA-multicast groups run as
-  // clusters). A cluster launches only whole, so floor(cores / cluster_sms) x cluster_sms SMs run
-  // the kernel (148 SMs in clusters of 16: 144).
+  // clusters). A cluster launches only whole, inside one GPC (gpcs). 1: none (the mapper's kernel);
+  // 0: the mapper's choice, none or two SMs (two pairs) along N or along M, as an autotuner picks.
   int64_t cluster_sms = 1;
   // Tensor core: SMs of a cluster along M (CUTLASS's cluster shape M; the rest lie along N); 0: one
   // SM, or the pair. A cluster covers cluster_m / (SMs per MMA) tiles of M: where M has fewer tiles
@@ -226,6 +226,9 @@ struct Mapping {
   // and store FP32 partial tiles; part S-1 runs its K steps from C, then loads them with its last
   // step and adds them in part order (the fixup).
   int64_t split_k = 1;
+  // Tensor core: the kernel's cluster, in its cores (SMs, or pairs with cta_group 2 inside the
+  // models; SMs in the statistics), and the cluster's cores along M.
+  int64_t cluster_sms = 1, cluster_m = 1;
   std::string str() const;  // "tile_m=128 tile_n=64 tile_k=256 stages=4 raster=n" (+ " cores=N", " swap_ab", " l2_no_allocate", " split_k=S")
 };
 
