@@ -491,6 +491,30 @@ FP4SIM_AVX512_INLINE void rht_down(const float* src, size_t ss, const Rht& rht, 
   }
 }
 
+// A band of n rows (n <= 64) of x [rows, cols] from row i0, sixteen columns at a time: the rows
+// prefetched, rotated down the columns when rht is set, the SR bytes of the 16 x n elements drawn;
+// f(src, ss, rv, c0) then quantizes the group (row i at src + i * ss, its SR bytes at rv + 16 * i).
+template <bool SR, class F>
+FP4SIM_AVX512_INLINE void column_groups(const float* x, size_t rows, size_t cols, size_t i0, size_t n,
+                                        const QuantOptions& opt, const Rht* rht, F&& f) {
+  alignas(64) float rot[64 * 16];
+  alignas(64) uint8_t rv[64 * 16];
+  alignas(64) double pre[64] = {};
+  for (int i = 0; rht != nullptr && i < rht->n; ++i) pre[i] = rht->signs[i] < 0 ? -0.0 : 0.0;
+  for (size_t c0 = 0; c0 < cols; c0 += 16) {
+    const float* src = x + i0 * cols + c0;
+    size_t ss = cols;
+    prefetch_rows(src, cols, n, cols - c0);
+    if (rht != nullptr) {
+      for (size_t t = 0; t < n; t += static_cast<size_t>(rht->n)) rht_down(src + t * cols, cols, *rht, pre, rot + 16 * t);
+      src = rot;
+      ss = 16;
+    }
+    if constexpr (SR) sr_rows_16_blocks(opt, c0 * rows + i0, rows, n, rv);
+    f(src, ss, rv, c0);
+  }
+}
+
 // fake_mx's arithmetic on sixteen blocks that run down sixteen columns (block j: rows 0 .. B - 1
 // of column j, row i at src + i * ss, written at dst + i * ds), its shared exponents computed for
 // all sixteen lanes at once (the floor rule from the amax's exponent field, ceil_up for the ceil
@@ -571,23 +595,10 @@ FP4SIM_AVX512 void fake_mx_band(const BlockFormatInfo& fi, const float* x, size_
   k.ceil = opt.scale_rule == ScaleRule::Ceil;
   k.rule = opt.scale_rule;
   const size_t H = rht != nullptr ? std::max<size_t>(B, static_cast<size_t>(rht->n)) : B;
-  alignas(64) float rot[64 * 16];
-  alignas(64) uint8_t rv[64 * 16];
-  alignas(64) double pre[64] = {};
-  for (int i = 0; rht != nullptr && i < rht->n; ++i) pre[i] = rht->signs[i] < 0 ? -0.0 : 0.0;
-  for (size_t c0 = 0; c0 < cols; c0 += 16) {
-    const float* src = x + i0 * cols + c0;
-    size_t ss = cols;
-    prefetch_rows(src, cols, H, cols - c0);
-    if (rht != nullptr) {
-      for (size_t t = 0; t < H; t += static_cast<size_t>(rht->n)) rht_down(src + t * cols, cols, *rht, pre, rot + 16 * t);
-      src = rot;
-      ss = 16;
-    }
-    if constexpr (SR) sr_rows_16_blocks(opt, c0 * rows + i0, rows, H, rv);
+  column_groups<SR>(x, rows, cols, i0, H, opt, rht, [&](const float* src, size_t ss, const uint8_t* rv, size_t c0) FP4SIM_AVX512 {
     for (size_t q = 0; q < H; q += B)
       fake_mx_column_blocks<SR>(k, src + q * ss, ss, rv + 16 * q, out + (i0 + q) * cols + c0, cols);
-  }
+  });
 }
 
 // fake_hif4's arithmetic on sixteen 64-value blocks that run down sixteen columns (block j: rows
@@ -645,22 +656,9 @@ FP4SIM_AVX512 void fake_hif4_columns(const float* src, size_t ss, const uint8_t*
 template <bool SR>
 FP4SIM_AVX512 void fake_hif4_band(const float* x, size_t rows, size_t cols, size_t i0, const QuantOptions& opt,
                                   const Rht* rht, float* out) {
-  alignas(64) float rot[64 * 16];
-  alignas(64) uint8_t rv[64 * 16];
-  alignas(64) double pre[64] = {};
-  for (int i = 0; rht != nullptr && i < rht->n; ++i) pre[i] = rht->signs[i] < 0 ? -0.0 : 0.0;
-  for (size_t c0 = 0; c0 < cols; c0 += 16) {
-    const float* src = x + i0 * cols + c0;
-    size_t ss = cols;
-    prefetch_rows(src, cols, 64, cols - c0);
-    if (rht != nullptr) {
-      for (size_t t = 0; t < 64; t += static_cast<size_t>(rht->n)) rht_down(src + t * cols, cols, *rht, pre, rot + 16 * t);
-      src = rot;
-      ss = 16;
-    }
-    if constexpr (SR) sr_rows_16_blocks(opt, c0 * rows + i0, rows, 64, rv);
+  column_groups<SR>(x, rows, cols, i0, 64, opt, rht, [&](const float* src, size_t ss, const uint8_t* rv, size_t c0) FP4SIM_AVX512 {
     fake_hif4_columns<SR>(src, ss, rv, out + i0 * cols + c0, cols);
-  }
+  });
 }
 
 // NVFP4 1x16 down the columns: one band of H rows (H = 16, or the RHT size where larger) of src
@@ -707,18 +705,12 @@ FP4SIM_AVX512 void fake_nvfp4_band(const float* src, size_t rows, size_t cols, s
 // NVFP4's first pass down the columns: out = the RHT (16 or 64 points down the columns) of the
 // band of rht.n rows of x from row i0; returns the NaN-ignoring amax of those values.
 FP4SIM_AVX512 float rht_band_amax(const float* x, size_t cols, size_t i0, const Rht& rht, float* out) {
-  alignas(64) float rot[64 * 16];
-  alignas(64) double pre[64] = {};
-  for (int i = 0; i < rht.n; ++i) pre[i] = rht.signs[i] < 0 ? -0.0 : 0.0;
   const size_t n = static_cast<size_t>(rht.n);
   float m = 0.0f;
-  for (size_t c0 = 0; c0 < cols; c0 += 16) {
-    const float* src = x + i0 * cols + c0;
-    prefetch_rows(src, cols, n, cols - c0);
-    rht_down(src, cols, rht, pre, rot);
+  column_groups<false>(x, 0, cols, i0, n, QuantOptions{}, &rht, [&](const float* rot, size_t, const uint8_t*, size_t c0) FP4SIM_AVX512 {
     m = std::max(m, tensor_amax_avx512(rot, 16 * n));
     for (size_t i = 0; i < n; ++i) _mm512_storeu_ps(out + (i0 + i) * cols + c0, _mm512_load_ps(rot + 16 * i));
-  }
+  });
   return m;
 }
 

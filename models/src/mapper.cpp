@@ -422,8 +422,8 @@ Stats analytic_split(const Params& p, const Shape& s0, const Mapping& m) {
   const double sums = static_cast<double>(ceil_div(tiles, active)) * per_sum +
                       static_cast<double>(p.dram_latency + p.l2_latency);
   const uint64_t shared = along_m ? s.N : s.M;  // rows of the operand the equivalent shares
-  const double a_more = static_cast<double>(s.operand_bytes(shared, s.K)) - static_cast<double>(s.operand_bytes(shared, e.K));
-  const double hbm_bytes = static_cast<double>(st.bytes_of("dram_read")) + a_more + 2.0 * partials + c_all +
+  const double shared_more = static_cast<double>(s.operand_bytes(shared, s.K)) - static_cast<double>(s.operand_bytes(shared, e.K));
+  const double hbm_bytes = static_cast<double>(st.bytes_of("dram_read")) + shared_more + 2.0 * partials + c_all +
                            static_cast<double>(s.out_bytes(s.M, s.N));
   const double hbm = hbm_bytes / hbm_bandwidth(p) + static_cast<double>(p.dram_latency + s.launch);
   const uint64_t extra = static_cast<uint64_t>(
@@ -439,7 +439,7 @@ Stats analytic_split(const Params& p, const Shape& s0, const Mapping& m) {
   const uint64_t pb = static_cast<uint64_t>(partials), cb = static_cast<uint64_t>(c_all);
   for (auto& [k, v] : st.bytes) {
     if (k == "dram_write" || k == "l2_write" || k == "global_store") v = s.out_bytes(s.M, s.N) + pb;  // D once, the partials
-    else if (k == "dram_read") v += pb + cb + static_cast<uint64_t>(a_more);
+    else if (k == "dram_read") v += pb + cb + static_cast<uint64_t>(shared_more);
     else if (k == "l2_read" || k == "smem_write") v += pb + cb;
   }
   return st;

@@ -1653,8 +1653,9 @@ Stats run_on(Chip<Core>& chip, const Params& p, const Shape& s, const Mapping& m
   g_job.partials.assign(g_job.g.splits > 1 && r ? g_job.g.tiles() * (g_job.g.splits - 1) : 0, {});
   g_job.partial_stored = &chip.sched.partial_stored;
   g_job.t0 = now_cycles();
-  chip.mem.reset(p, cores, std::min<size_t>(static_cast<size_t>(grid_of(p, s, m)), g_job.tiles), m.l2_no_allocate);
-  chip.sched.reset(cores, static_cast<size_t>(grid_of(p, s, m)));
+  const size_t grid = static_cast<size_t>(grid_of(p, s, m));
+  chip.mem.reset(p, cores, std::min<size_t>(grid, g_job.tiles), m.l2_no_allocate);
+  chip.sched.reset(cores, grid);
   for (size_t i = 0; i < cores; ++i) chip.cores[i]->reset();
   g_aborting = false;
   g_job_error.clear();
@@ -1691,6 +1692,7 @@ Stats run_on(Chip<Core>& chip, const Params& p, const Shape& s, const Mapping& m
   const auto& causes = stall_causes(p.engine);
   std::vector<uint64_t> stall(causes.size(), 0);
   std::map<std::string, uint64_t> bytes;
+  uint64_t multicast = 0;  // bytes the cores received from their peers' multicast loads
   for (size_t i = 0; i < cores; ++i) {
     CoreStats& c = chip.cores[i]->st;
     st.compute_cycles += c.compute;
@@ -1700,14 +1702,13 @@ Stats run_on(Chip<Core>& chip, const Params& p, const Shape& s, const Mapping& m
     stall[c.started ? cause_of("tail") : cause_of("no_tile")] += g_job.now() - c.busy_until;
     stall[cause_of("no_tile")] += s.launch;
     for (int k = 0; k < CoreStats::kLevels; ++k) bytes[kLevelNames[k]] += c.bytes[k];
+    multicast += c.multicast_in;
   }
   for (size_t k = 0; k < causes.size(); ++k) st.stalls.emplace_back(std::string(causes[k]), stall[k]);
   bytes["dram_read"] = chip.mem.dram_read, bytes["dram_write"] = chip.mem.dram_write;
   bytes["l2_read"] = chip.mem.l2_read, bytes["l2_write"] = chip.mem.l2_write;
   bytes["die_link"] = chip.mem.link_bytes;
   bytes["dram_row_open"] = chip.mem.row_open_bytes();
-  uint64_t multicast = 0;
-  for (size_t i = 0; i < static_cast<size_t>(p.cores); ++i) multicast += chip.cores[i]->st.multicast_in;
   bytes[p.engine == EngineKind::TensorCore ? "smem_write" : "l1_write"] = chip.mem.l2_read + multicast;
   for (std::string_view l : byte_levels(p.engine)) st.bytes.emplace_back(std::string(l), bytes[std::string(l)]);
   return st;
