@@ -772,9 +772,9 @@ Result run_in_cores(const Params& p, const detail::Shape& s, const Workload& w, 
   constexpr uint64_t kRankWaves = 4, kLongWaves = 16;
   bool by_waves = n > 1;
   for (size_t i : pick) {
-    const uint64_t grid = static_cast<uint64_t>(detail::grid_of(p, detail::for_mapping(s, ranked[i].mapping), ranked[i].mapping));
-    by_waves = by_waves && detail::geometry(p, detail::for_mapping(s, ranked[i].mapping), ranked[i].mapping).tiles() >=
-                               kLongWaves * grid;
+    const Mapping& m = ranked[i].mapping;
+    const detail::Shape sh = detail::for_mapping(s, m);
+    by_waves = by_waves && detail::geometry(p, sh, m).tiles() >= kLongWaves * static_cast<uint64_t>(detail::grid_of(p, sh, m));
   }
   // Progress over every simulation of the run: the candidates, then the chosen one in full (with its
   // datapath, or after a ranking by the first waves).

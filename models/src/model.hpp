@@ -101,9 +101,10 @@ std::vector<Mapping> candidates(const Params& p, const Shape& s);
 // Cores a mapping runs at once: its grid in whole clusters (a cluster launches only whole; `fits`
 // rejects a cluster larger than the grid or than a GPC). A cluster runs inside one GPC, so with
 // `gpcs` set no more clusters run than the GPCs hold (148 SMs in 8 GPCs hold 8 clusters of 16, not
-// 9), nor more than max_clusters when set. A cluster of cluster_m cores along M covers cluster_m tiles of M: where M has fewer (a
-// decode GEMM), or M's last cluster row is padded, that share of its cores idles, so the grid
-// counts only the cores with tiles. `s` is the problem the mapping's kernel computes.
+// 9), nor more than max_clusters when set. A cluster of cluster_m cores along M covers cluster_m
+// tiles of M: where M has fewer (a decode GEMM), or M's last cluster row is padded, that share of
+// its cores idles, so the grid counts only the cores with tiles. `s` is the problem the mapping's
+// kernel computes.
 int64_t grid_of(const Params& p, const Shape& s, const Mapping& m);
 // Clusters of c cores the chip's GPCs hold (p.gpcs = 0: no GPC limit).
 int64_t gpc_clusters(const Params& p, int64_t c);
